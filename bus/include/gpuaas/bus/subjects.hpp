@@ -1,0 +1,50 @@
+// The subject naming rule, in one place. Subjects are <root>.v1.<category>.<namespace>[.<Kind>];
+// cluster-scoped objects use the namespace token "_cluster". Object names never go into subjects.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuaas::bus {
+
+inline constexpr std::string_view kClusterScope = "_cluster";
+
+enum class SubjectCategory { kEvents, kMetrics, kTicks, kActions, kStatus, kDeadletter, kApi };
+
+struct ParsedSubject {
+  SubjectCategory category;
+  std::string namespace_token;  // "_cluster" for cluster scope; empty for ticks and api
+  std::string kind;             // events, actions, status; empty otherwise
+};
+
+class Subjects {
+ public:
+  // root "gpuaas" gives the production subjects; benchmarks and tests pick their own roots.
+  explicit Subjects(std::string root = "gpuaas");
+
+  const std::string& prefix() const { return prefix_; }  // "<root>.v1"
+
+  std::string events(std::string_view ns, std::string_view kind) const;
+  std::string metrics(std::string_view ns) const;
+  std::string ticks() const;
+  std::string actions(std::string_view ns, std::string_view kind) const;
+  std::string status(std::string_view ns, std::string_view kind) const;
+  std::string deadletter(std::string_view ns) const;
+  std::string api(std::string_view endpoint) const;
+
+  // Wildcards: "<root>.v1.events.>" and so on.
+  std::string all(SubjectCategory category) const;
+
+  std::optional<ParsedSubject> parse(std::string_view subject) const;
+
+  // "" -> "_cluster"; otherwise the namespace itself.
+  static std::string_view namespace_token(std::string_view ns);
+  // A namespace or Kind is usable as one subject token (no dots, spaces or wildcards).
+  static bool valid_token(std::string_view token);
+
+ private:
+  std::string prefix_;
+};
+
+}  // namespace gpuaas::bus

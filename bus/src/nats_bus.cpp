@@ -1,0 +1,518 @@
+// NATS Bus over nats.c. Ownership: every nats.c object is wrapped in a unique_ptr with its destroy
+// function right where it is created; the connection outlives every subscription and consumer made
+// from it (they hold a shared_ptr to the connection state).
+#include "gpuaas/bus/nats_bus.hpp"
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <charconv>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "jetstream_reply.hpp"
+
+namespace gpuaas::bus {
+namespace {
+
+struct NatsMsgDeleter {
+  void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
+};
+using MsgPtr = std::unique_ptr<natsMsg, NatsMsgDeleter>;
+
+std::string describe(natsStatus s, jsErrCode jerr = static_cast<jsErrCode>(0)) {
+  std::string text = natsStatus_GetText(s);
+  const char* last = nats_GetLastError(nullptr);
+  if (last != nullptr && *last != '\0' && text != last) text += std::string(": ") + last;
+  if (jerr != 0) text += " (JetStream error " + std::to_string(static_cast<int>(jerr)) + ")";
+  return text;
+}
+
+Status from_nats(natsStatus s, const std::string& what, jsErrCode jerr = static_cast<jsErrCode>(0)) {
+  if (s == NATS_OK) return Status::ok();
+  std::string m = what + ": " + describe(s, jerr);
+  switch (s) {
+    case NATS_NOT_FOUND:
+      return Status::not_found(m);
+    case NATS_TIMEOUT:
+    case NATS_NO_SERVER:
+    case NATS_NO_RESPONDERS:
+    case NATS_CONNECTION_CLOSED:
+    case NATS_NOT_YET_CONNECTED:
+    case NATS_IO_ERROR:
+    case NATS_CONNECTION_DISCONNECTED:
+    case NATS_STALE_CONNECTION:
+      return Status::unavailable(m);
+    case NATS_INVALID_ARG:
+    case NATS_INVALID_SUBJECT:
+    case NATS_MAX_PAYLOAD:
+      return Status::invalid(m);
+    default:
+      return Status::internal(m);
+  }
+}
+
+Result<MsgPtr> to_nats(const Message& msg) {
+  natsMsg* raw = nullptr;
+  natsStatus s = natsMsg_Create(&raw, msg.subject.c_str(), nullptr, msg.data.data(),
+                                static_cast<int>(msg.data.size()));
+  if (s != NATS_OK) return from_nats(s, "creating a message on " + msg.subject);
+  MsgPtr m(raw);
+  for (const auto& [k, v] : msg.headers) {
+    s = natsMsgHeader_Add(m.get(), k.c_str(), v.c_str());
+    if (s != NATS_OK) return from_nats(s, "setting header " + k);
+  }
+  return m;
+}
+
+Message from_nats_msg(natsMsg* m) {
+  Message out;
+  out.subject = natsMsg_GetSubject(m);
+  out.data.assign(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
+  const char** keys = nullptr;
+  int n = 0;
+  if (natsMsgHeader_Keys(m, &keys, &n) == NATS_OK) {
+    for (int i = 0; i < n; ++i) {
+      const char* v = nullptr;
+      if (natsMsgHeader_Get(m, keys[i], &v) == NATS_OK && v != nullptr) {
+        out.headers.emplace_back(keys[i], v);
+      }
+    }
+    free(const_cast<char**>(keys));  // nats.c: the array is the caller's, the strings are not
+  }
+  return out;
+}
+
+int64_t to_ns(std::chrono::nanoseconds d) { return d.count(); }
+
+// Shared by the bus and everything it hands out, so a subscription never outlives its connection.
+struct Connection {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  std::atomic<int64_t> async_failures{0};
+  std::mutex async_error_mu;
+  std::string async_error;
+
+  ~Connection() {
+    if (js != nullptr) jsCtx_Destroy(js);
+    if (nc != nullptr) {
+      natsConnection_Close(nc);
+      natsConnection_Destroy(nc);
+    }
+  }
+};
+
+void on_async_publish_error(jsCtx*, jsPubAckErr* err, void* closure) {
+  auto* c = static_cast<Connection*>(closure);
+  c->async_failures.fetch_add(1);
+  std::lock_guard lock(c->async_error_mu);
+  c->async_error = err->ErrText != nullptr ? err->ErrText : natsStatus_GetText(err->Err);
+}
+
+// -- subscriptions ---------------------------------------------------------------------------
+
+struct CallbackState {
+  MessageHandler on_message;
+  RequestHandler on_request;
+  std::shared_ptr<Connection> conn;
+};
+
+void on_message(natsConnection*, natsSubscription*, natsMsg* raw, void* closure) {
+  MsgPtr m(raw);
+  auto* st = static_cast<CallbackState*>(closure);
+  Message msg = from_nats_msg(m.get());
+  if (st->on_request) {
+    const char* reply = natsMsg_GetReply(m.get());
+    if (reply == nullptr || *reply == '\0') return;  // a request without an inbox cannot be answered
+    std::string answer = st->on_request(msg);
+    natsConnection_Publish(st->conn->nc, reply, answer.data(), static_cast<int>(answer.size()));
+  } else {
+    st->on_message(msg);
+  }
+}
+
+class NatsSubscription final : public Subscription {
+ public:
+  NatsSubscription(std::unique_ptr<CallbackState> st, natsSubscription* sub)
+      : state_(std::move(st)), sub_(sub) {}
+  ~NatsSubscription() override {
+    // Drain so that no callback is running or queued when the state is freed.
+    if (natsSubscription_Drain(sub_) == NATS_OK) {
+      natsSubscription_WaitForDrainCompletion(sub_, 5000);
+    } else {
+      natsSubscription_Unsubscribe(sub_);
+    }
+    natsSubscription_Destroy(sub_);
+  }
+
+ private:
+  std::unique_ptr<CallbackState> state_;
+  natsSubscription* sub_;
+};
+
+// -- pull consumers ----------------------------------------------------------------------------
+
+class NatsBatch final : public Batch {
+ public:
+  NatsBatch(natsMsgList list, bool ackable) : list_(list), ackable_(ackable) {
+    seq_.reserve(static_cast<std::size_t>(list_.Count));
+    for (int i = 0; i < list_.Count; ++i) {
+      const char* reply = natsMsg_GetReply(list_.Msgs[i]);
+      seq_.push_back(reply != nullptr ? stream_sequence_from_ack_subject(reply) : 0);
+    }
+  }
+  ~NatsBatch() override { natsMsgList_Destroy(&list_); }
+
+  std::size_t size() const override { return static_cast<std::size_t>(list_.Count); }
+  std::string_view subject(std::size_t i) const override {
+    return natsMsg_GetSubject(list_.Msgs[i]);
+  }
+  std::string_view data(std::size_t i) const override {
+    return {natsMsg_GetData(list_.Msgs[i]),
+            static_cast<std::size_t>(natsMsg_GetDataLength(list_.Msgs[i]))};
+  }
+  std::optional<std::string_view> header(std::size_t i, std::string_view key) const override {
+    const char* v = nullptr;
+    std::string k(key);
+    if (natsMsgHeader_Get(list_.Msgs[i], k.c_str(), &v) != NATS_OK || v == nullptr) {
+      return std::nullopt;
+    }
+    return std::string_view(v);
+  }
+  uint64_t stream_sequence(std::size_t i) const override { return seq_[i]; }
+  Status ack() override {
+    if (!ackable_ || list_.Count == 0) return Status::ok();
+    // The consumer's ack policy is AckAll: acking the last acknowledges the whole batch.
+    return from_nats(natsMsg_Ack(list_.Msgs[list_.Count - 1], nullptr), "acknowledging a batch");
+  }
+
+ private:
+  natsMsgList list_;
+  bool ackable_;
+  std::vector<uint64_t> seq_;
+};
+
+class NatsConsumer final : public Consumer {
+ public:
+  NatsConsumer(std::shared_ptr<Connection> conn, natsSubscription* sub, bool ackable,
+               std::string stream, std::string ephemeral)
+      : conn_(std::move(conn)),
+        sub_(sub),
+        ackable_(ackable),
+        stream_(std::move(stream)),
+        ephemeral_(std::move(ephemeral)) {}
+  ~NatsConsumer() override {
+    natsSubscription_Unsubscribe(sub_);
+    natsSubscription_Destroy(sub_);
+    if (!ephemeral_.empty()) js_DeleteConsumer(conn_->js, stream_.c_str(), ephemeral_.c_str(),
+                                               nullptr, nullptr);
+  }
+
+  Result<std::unique_ptr<Batch>> fetch(std::size_t max, std::chrono::milliseconds wait) override {
+    natsMsgList list{};
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = natsSubscription_Fetch(&list, sub_, static_cast<int>(max),
+                                          std::max<int64_t>(1, wait.count()), &jerr);
+    if (s == NATS_TIMEOUT && list.Count == 0) {
+      return std::unique_ptr<Batch>(std::make_unique<NatsBatch>(natsMsgList{}, false));
+    }
+    if (s != NATS_OK && list.Count == 0) return from_nats(s, "fetching from " + stream_, jerr);
+    return std::unique_ptr<Batch>(std::make_unique<NatsBatch>(list, ackable_));
+  }
+
+ private:
+  std::shared_ptr<Connection> conn_;
+  natsSubscription* sub_;
+  bool ackable_;
+  std::string stream_;
+  std::string ephemeral_;  // deleted on destruction
+};
+
+// -- the bus -----------------------------------------------------------------------------------
+
+class NatsBus final : public Bus {
+ public:
+  NatsBus(std::shared_ptr<Connection> conn, NatsOptions opts)
+      : conn_(std::move(conn)), opts_(std::move(opts)) {}
+
+  Status publish(const Message& msg) override {
+    auto m = to_nats(msg);
+    if (!m) return m.status();
+    return from_nats(natsConnection_PublishMsg(conn_->nc, m->get()), "publishing on " + msg.subject);
+  }
+
+  Result<PublishAck> publish_stored(const Message& msg, const std::string& msg_id) override {
+    auto m = to_nats(msg);
+    if (!m) return m.status();
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    if (!msg_id.empty()) po.MsgId = msg_id.c_str();
+    po.MaxWait = opts_.request_timeout.count();
+    jsPubAck* pa = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = js_PublishMsg(&pa, conn_->js, m->get(), &po, &jerr);
+    if (s != NATS_OK) {
+      if (s == NATS_NO_RESPONDERS) {
+        return Status::unavailable("publishing on " + msg.subject +
+                                   ": no stream captures this subject (is the daemon set up?)");
+      }
+      return from_nats(s, "publishing on " + msg.subject, jerr);
+    }
+    PublishAck ack{pa->Stream != nullptr ? pa->Stream : "", pa->Sequence, pa->Duplicate};
+    jsPubAck_Destroy(pa);
+    return ack;
+  }
+
+  Status publish_stored_async(const Message& msg, const std::string& msg_id) override {
+    auto m = to_nats(msg);
+    if (!m) return m.status();
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    if (!msg_id.empty()) po.MsgId = msg_id.c_str();
+    natsMsg* raw = m->get();
+    natsStatus s = js_PublishMsgAsync(conn_->js, &raw, &po);
+    if (s == NATS_OK) (void)m->release();  // nats.c took ownership and set raw to NULL
+    return from_nats(s, "publishing on " + msg.subject);
+  }
+
+  Status wait_stored(std::chrono::milliseconds timeout) override {
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = timeout.count();
+    natsStatus s = js_PublishAsyncComplete(conn_->js, &po);
+    int64_t failures = conn_->async_failures.exchange(0);
+    if (s != NATS_OK) return from_nats(s, "waiting for stored publishes");
+    if (failures > 0) {
+      std::lock_guard lock(conn_->async_error_mu);
+      return Status::unavailable(std::to_string(failures) +
+                                 " publishes were not stored; last error: " + conn_->async_error);
+    }
+    return Status::ok();
+  }
+
+  Result<std::unique_ptr<Subscription>> subscribe(const std::string& subject,
+                                                  MessageHandler handler) override {
+    auto st = std::make_unique<CallbackState>();
+    st->on_message = std::move(handler);
+    st->conn = conn_;
+    natsSubscription* sub = nullptr;
+    natsStatus s = natsConnection_Subscribe(&sub, conn_->nc, subject.c_str(), on_message, st.get());
+    if (s != NATS_OK) return from_nats(s, "subscribing to " + subject);
+    return std::unique_ptr<Subscription>(std::make_unique<NatsSubscription>(std::move(st), sub));
+  }
+
+  Result<std::unique_ptr<Subscription>> serve(const std::string& subject,
+                                              const std::string& queue_group,
+                                              RequestHandler handler) override {
+    auto st = std::make_unique<CallbackState>();
+    st->on_request = std::move(handler);
+    st->conn = conn_;
+    natsSubscription* sub = nullptr;
+    natsStatus s = natsConnection_QueueSubscribe(&sub, conn_->nc, subject.c_str(),
+                                                 queue_group.c_str(), on_message, st.get());
+    if (s != NATS_OK) return from_nats(s, "serving " + subject);
+    return std::unique_ptr<Subscription>(std::make_unique<NatsSubscription>(std::move(st), sub));
+  }
+
+  Result<Message> request(const Message& msg, std::chrono::milliseconds timeout) override {
+    auto m = to_nats(msg);
+    if (!m) return m.status();
+    natsMsg* reply = nullptr;
+    natsStatus s = natsConnection_RequestMsg(&reply, conn_->nc, m->get(), timeout.count());
+    if (s == NATS_NO_RESPONDERS) {
+      return Status::unavailable("nobody answers on " + msg.subject + " (is gpuaasd running?)");
+    }
+    if (s != NATS_OK) return from_nats(s, "request on " + msg.subject);
+    MsgPtr owned(reply);
+    return from_nats_msg(owned.get());
+  }
+
+  Status ensure_stream(const StreamSettings& st) override {
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    std::vector<const char*> subjects;
+    for (const auto& s : st.subjects) subjects.push_back(s.c_str());
+    cfg.Name = st.name.c_str();
+    cfg.Subjects = subjects.data();
+    cfg.SubjectsLen = static_cast<int>(subjects.size());
+    cfg.Storage = st.storage == Storage::kFile ? js_FileStorage : js_MemoryStorage;
+    cfg.Replicas = st.replicas;
+    cfg.MaxAge = to_ns(st.max_age);
+    cfg.MaxBytes = st.max_bytes;
+    cfg.Duplicates = to_ns(st.duplicate_window);
+    cfg.Retention = js_LimitsPolicy;  // events are kept for replay whatever consumers acked
+    jsStreamInfo* si = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = js_GetStreamInfo(&si, conn_->js, st.name.c_str(), nullptr, &jerr);
+    if (s == NATS_NOT_FOUND) {
+      s = js_AddStream(&si, conn_->js, &cfg, nullptr, &jerr);
+      if (si != nullptr) jsStreamInfo_Destroy(si);
+      return from_nats(s, "creating stream " + st.name, jerr);
+    }
+    if (s != NATS_OK) return from_nats(s, "looking up stream " + st.name, jerr);
+    bool same = si->Config->SubjectsLen == cfg.SubjectsLen && si->Config->MaxAge == cfg.MaxAge &&
+                si->Config->MaxBytes == cfg.MaxBytes && si->Config->Duplicates == cfg.Duplicates &&
+                si->Config->Replicas == cfg.Replicas;
+    for (int i = 0; same && i < cfg.SubjectsLen; ++i) {
+      same = std::strcmp(si->Config->Subjects[i], cfg.Subjects[i]) == 0;
+    }
+    jsStreamInfo_Destroy(si);
+    if (same) return Status::ok();
+    si = nullptr;
+    s = js_UpdateStream(&si, conn_->js, &cfg, nullptr, &jerr);
+    if (si != nullptr) jsStreamInfo_Destroy(si);
+    return from_nats(s, "updating stream " + st.name, jerr);
+  }
+
+  Status ensure_consumer(const ConsumerSettings& cs) override {
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s =
+        js_GetConsumerInfo(&ci, conn_->js, cs.stream.c_str(), cs.durable.c_str(), nullptr, &jerr);
+    if (s == NATS_OK) {
+      jsConsumerInfo_Destroy(ci);
+      return Status::ok();
+    }
+    if (s != NATS_NOT_FOUND) return from_nats(s, "looking up consumer " + cs.durable, jerr);
+    jsConsumerConfig cfg;
+    jsConsumerConfig_Init(&cfg);
+    cfg.Durable = cs.durable.c_str();
+    cfg.DeliverPolicy = js_DeliverAll;
+    cfg.AckPolicy = js_AckAll;  // one ack per applied batch; see docs/events.md
+    cfg.AckWait = to_ns(cs.ack_wait);
+    cfg.MaxAckPending = cs.max_ack_pending;
+    cfg.MaxWaiting = 512;
+    s = js_AddConsumer(&ci, conn_->js, cs.stream.c_str(), &cfg, nullptr, &jerr);
+    if (ci != nullptr) jsConsumerInfo_Destroy(ci);
+    return from_nats(s, "creating consumer " + cs.durable + " on " + cs.stream, jerr);
+  }
+
+  Status delete_stream(const std::string& name) override {
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = js_DeleteStream(conn_->js, name.c_str(), nullptr, &jerr);
+    if (s == NATS_NOT_FOUND) return Status::ok();
+    return from_nats(s, "deleting stream " + name, jerr);
+  }
+
+  Result<ConsumerPosition> consumer_position(const ConsumerSettings& cs) override {
+    ConsumerPosition pos;
+    jsStreamInfo* si = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = js_GetStreamInfo(&si, conn_->js, cs.stream.c_str(), nullptr, &jerr);
+    if (s != NATS_OK) return from_nats(s, "looking up stream " + cs.stream, jerr);
+    pos.stream_first = si->State.FirstSeq;
+    pos.stream_last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    jsConsumerInfo* ci = nullptr;
+    s = js_GetConsumerInfo(&ci, conn_->js, cs.stream.c_str(), cs.durable.c_str(), nullptr, &jerr);
+    if (s == NATS_NOT_FOUND) return pos;  // a new consumer: nothing handed out yet
+    if (s != NATS_OK) return from_nats(s, "looking up consumer " + cs.durable, jerr);
+    pos.ack_floor = ci->AckFloor.Stream;
+    pos.delivered = ci->Delivered.Stream;
+    jsConsumerInfo_Destroy(ci);
+    return pos;
+  }
+
+  Result<std::unique_ptr<Consumer>> open_consumer(const ConsumerSettings& cs) override {
+    if (auto st = ensure_consumer(cs); !st) return st;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = cs.stream.c_str();
+    so.Consumer = cs.durable.c_str();
+    so.ManualAck = true;
+    natsSubscription* sub = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s =
+        js_PullSubscribe(&sub, conn_->js, nullptr, cs.durable.c_str(), nullptr, &so, &jerr);
+    if (s != NATS_OK) return from_nats(s, "binding to consumer " + cs.durable, jerr);
+    return std::unique_ptr<Consumer>(
+        std::make_unique<NatsConsumer>(conn_, sub, true, cs.stream, std::string()));
+  }
+
+  Result<std::unique_ptr<Consumer>> open_reader(const std::string& stream,
+                                                uint64_t start_sequence) override {
+    jsConsumerConfig cfg;
+    jsConsumerConfig_Init(&cfg);
+    cfg.DeliverPolicy = start_sequence > 1 ? js_DeliverByStartSequence : js_DeliverAll;
+    cfg.OptStartSeq = start_sequence > 1 ? start_sequence : 0;
+    return open_ephemeral(stream, cfg);
+  }
+
+  Result<std::unique_ptr<Consumer>> open_tail(const std::string& stream,
+                                              const std::string& filter_subject) override {
+    jsConsumerConfig cfg;
+    jsConsumerConfig_Init(&cfg);
+    cfg.DeliverPolicy = js_DeliverNew;
+    cfg.FilterSubject = filter_subject.c_str();
+    return open_ephemeral(stream, cfg);
+  }
+
+  Status flush(std::chrono::milliseconds timeout) override {
+    return from_nats(natsConnection_FlushTimeout(conn_->nc, timeout.count()), "flushing");
+  }
+
+ private:
+  Result<std::unique_ptr<Consumer>> open_ephemeral(const std::string& stream,
+                                                   jsConsumerConfig& cfg) {
+    cfg.AckPolicy = js_AckNone;
+    cfg.InactiveThreshold = to_ns(std::chrono::seconds(30));  // the server cleans up after a crash
+    cfg.MemoryStorage = true;
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s = js_AddConsumer(&ci, conn_->js, stream.c_str(), &cfg, nullptr, &jerr);
+    if (s != NATS_OK) return from_nats(s, "creating a reader on " + stream, jerr);
+    std::string name = ci->Name;
+    jsConsumerInfo_Destroy(ci);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream.c_str();
+    so.Consumer = name.c_str();
+    natsSubscription* sub = nullptr;
+    s = js_PullSubscribe(&sub, conn_->js, nullptr, nullptr, nullptr, &so, &jerr);
+    if (s != NATS_OK) {
+      js_DeleteConsumer(conn_->js, stream.c_str(), name.c_str(), nullptr, nullptr);
+      return from_nats(s, "binding a reader on " + stream, jerr);
+    }
+    return std::unique_ptr<Consumer>(
+        std::make_unique<NatsConsumer>(conn_, sub, false, stream, std::move(name)));
+  }
+
+  std::shared_ptr<Connection> conn_;
+  NatsOptions opts_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
+  natsOptions* raw_opts = nullptr;
+  if (natsOptions_Create(&raw_opts) != NATS_OK) return Status::internal("out of memory");
+  std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> opts(raw_opts, natsOptions_Destroy);
+  natsOptions_SetURL(opts.get(), o.url.c_str());
+  natsOptions_SetName(opts.get(), o.name.c_str());
+  natsOptions_SetTimeout(opts.get(), o.connect_timeout.count());
+  natsOptions_SetMaxReconnect(opts.get(), o.max_reconnect);
+  natsOptions_SetReconnectWait(opts.get(), o.reconnect_wait.count());
+  natsOptions_SetReconnectBufSize(opts.get(), 64 * 1024 * 1024);
+  if (o.retry_on_failed_connect) {
+    natsOptions_SetRetryOnFailedConnect(opts.get(), true, nullptr, nullptr);
+  }
+  auto conn = std::make_shared<Connection>();
+  natsStatus s = natsConnection_Connect(&conn->nc, opts.get());
+  if (s != NATS_OK && !(s == NATS_NOT_YET_CONNECTED && o.retry_on_failed_connect)) {
+    conn->nc = nullptr;
+    return Status::unavailable("cannot connect to " + o.url + ": " + describe(s));
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.Wait = o.request_timeout.count();
+  jo.PublishAsync.MaxPending = o.max_pending_async_publishes;
+  jo.PublishAsync.ErrHandler = on_async_publish_error;
+  jo.PublishAsync.ErrHandlerClosure = conn.get();
+  s = natsConnection_JetStream(&conn->js, conn->nc, &jo);
+  if (s != NATS_OK) return from_nats(s, "opening JetStream on " + o.url);
+  return std::unique_ptr<Bus>(std::make_unique<NatsBus>(std::move(conn), o));
+}
+
+}  // namespace gpuaas::bus

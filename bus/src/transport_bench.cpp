@@ -1,0 +1,177 @@
+#include "gpuaas/bus/transport_bench.hpp"
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
+#include "gpuaas/bus/nats_bus.hpp"
+
+namespace gpuaas::bus {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Conn {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  ~Conn() {
+    if (js != nullptr) jsCtx_Destroy(js);
+    if (nc != nullptr) natsConnection_Destroy(nc);
+  }
+};
+
+Result<std::unique_ptr<Conn>> open(const std::string& url) {
+  auto c = std::make_unique<Conn>();
+  if (natsConnection_ConnectTo(&c->nc, url.c_str()) != NATS_OK) {
+    c->nc = nullptr;
+    return Status::unavailable("cannot connect to " + url);
+  }
+  jsOptions jo;
+  jsOptions_Init(&jo);
+  jo.PublishAsync.MaxPending = 4000;
+  if (natsConnection_JetStream(&c->js, c->nc, &jo) != NATS_OK) {
+    return Status::unavailable("no JetStream on " + url);
+  }
+  return c;
+}
+
+double rate(int64_t n, Clock::duration d) {
+  double s = std::chrono::duration<double>(d).count();
+  return s > 0 ? static_cast<double>(n) / s : 0;
+}
+
+struct Counter {
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t seen = 0;
+  int64_t want = 0;
+  Clock::time_point last;
+};
+
+void count_message(natsConnection*, natsSubscription*, natsMsg* m, void* closure) {
+  natsMsg_Destroy(m);
+  auto* c = static_cast<Counter*>(closure);
+  std::lock_guard lock(c->mu);
+  if (++c->seen == c->want) {
+    c->last = Clock::now();
+    c->cv.notify_all();
+  }
+}
+
+}  // namespace
+
+Result<double> measure_core_rate(const std::string& url, const std::string& subject,
+                                 const std::string& payload, int64_t count) {
+  auto sub_conn = open(url);
+  if (!sub_conn) return sub_conn.status();
+  auto pub_conn = open(url);
+  if (!pub_conn) return pub_conn.status();
+  Counter counter;
+  counter.want = count;
+  natsSubscription* sub = nullptr;
+  if (natsConnection_Subscribe(&sub, (*sub_conn)->nc, subject.c_str(), count_message, &counter) !=
+      NATS_OK) {
+    return Status::internal("subscribe failed");
+  }
+  // Room for the whole burst: a slow consumer would drop messages and the count never completes.
+  natsSubscription_SetPendingLimits(sub, -1, -1);
+  natsConnection_Flush((*sub_conn)->nc);
+  auto start = Clock::now();
+  for (int64_t i = 0; i < count; ++i) {
+    natsConnection_Publish((*pub_conn)->nc, subject.c_str(), payload.data(),
+                           static_cast<int>(payload.size()));
+  }
+  natsConnection_Flush((*pub_conn)->nc);
+  bool done;
+  {
+    std::unique_lock lock(counter.mu);
+    done = counter.cv.wait_for(lock, std::chrono::seconds(60),
+                               [&] { return counter.seen >= counter.want; });
+  }
+  natsSubscription_Unsubscribe(sub);
+  natsSubscription_Destroy(sub);
+  if (!done) return Status::unavailable("core publish/subscribe did not complete in 60 s");
+  return rate(count, counter.last - start);
+}
+
+Result<double> fill_stream(const std::string& url, const StreamSettings& stream,
+                           const std::string& subject, const std::string& payload,
+                           int64_t count) {
+  auto c = open(url);
+  if (!c) return c.status();
+  js_DeleteStream((*c)->js, stream.name.c_str(), nullptr, nullptr);
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  std::vector<const char*> subjects;
+  for (const auto& s : stream.subjects) subjects.push_back(s.c_str());
+  cfg.Name = stream.name.c_str();
+  cfg.Subjects = subjects.data();
+  cfg.SubjectsLen = static_cast<int>(subjects.size());
+  cfg.Storage = stream.storage == Storage::kFile ? js_FileStorage : js_MemoryStorage;
+  jsStreamInfo* si = nullptr;
+  if (js_AddStream(&si, (*c)->js, &cfg, nullptr, nullptr) != NATS_OK) {
+    return Status::internal("cannot create stream " + stream.name);
+  }
+  jsStreamInfo_Destroy(si);
+  auto start = Clock::now();
+  for (int64_t i = 0; i < count; ++i) {
+    natsStatus s = js_PublishAsync((*c)->js, subject.c_str(), payload.data(),
+                                   static_cast<int>(payload.size()), nullptr);
+    if (s != NATS_OK) return Status::internal("async publish failed");
+  }
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 120000;
+  if (js_PublishAsyncComplete((*c)->js, &po) != NATS_OK) {
+    return Status::unavailable("stream publishes not acknowledged in time");
+  }
+  return rate(count, Clock::now() - start);
+}
+
+Result<double> measure_fetch_ack_rate(const std::string& url, const std::string& stream,
+                                      const std::string& durable, int64_t count, int batch) {
+  auto c = open(url);
+  if (!c) return c.status();
+  jsConsumerConfig cc;
+  jsConsumerConfig_Init(&cc);
+  cc.Durable = durable.c_str();
+  cc.AckPolicy = js_AckAll;
+  cc.DeliverPolicy = js_DeliverAll;
+  cc.MaxAckPending = 20000;
+  jsConsumerInfo* ci = nullptr;
+  if (js_AddConsumer(&ci, (*c)->js, stream.c_str(), &cc, nullptr, nullptr) != NATS_OK) {
+    return Status::internal("cannot create consumer " + durable);
+  }
+  jsConsumerInfo_Destroy(ci);
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = stream.c_str();
+  so.Consumer = durable.c_str();
+  natsSubscription* sub = nullptr;
+  if (js_PullSubscribe(&sub, (*c)->js, nullptr, durable.c_str(), nullptr, &so, nullptr) !=
+      NATS_OK) {
+    return Status::internal("cannot bind to consumer " + durable);
+  }
+  int64_t got = 0;
+  auto start = Clock::now();
+  auto deadline = start + std::chrono::seconds(120);
+  while (got < count && Clock::now() < deadline) {
+    natsMsgList list{};
+    natsStatus s = natsSubscription_Fetch(&list, sub, batch, 200, nullptr);
+    if (s == NATS_OK && list.Count > 0) {
+      got += list.Count;
+      natsMsg_Ack(list.Msgs[list.Count - 1], nullptr);
+    }
+    natsMsgList_Destroy(&list);
+  }
+  auto elapsed = Clock::now() - start;
+  natsSubscription_Unsubscribe(sub);
+  natsSubscription_Destroy(sub);
+  if (got < count) return Status::unavailable("fetched only " + std::to_string(got));
+  return rate(count, elapsed);
+}
+
+}  // namespace gpuaas::bus

@@ -1,0 +1,96 @@
+// The daemon's live model of the cluster: Nodes and their GPUs, Pods and where they run, workload
+// objects (held generically: their meaning comes from plugins), latest metric samples, the clock.
+// Level-triggered: ADDED and MODIFIED are both upserts; a repeated or older event (by
+// resourceVersion where the object has one, else stream order) leaves the model unchanged.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuaas/core/event_time.hpp"
+#include "gpuaas/core/kube_object.hpp"
+#include "gpuaas/core/metric_store.hpp"
+
+namespace gpuaas::core {
+
+enum class ChangeType { kAdded, kModified, kDeleted };
+
+enum class ApplyOutcome {
+  kApplied,
+  kDuplicate,  // same uid and resourceVersion as what the model holds
+  kStale,      // older than what the model holds (or than its deletion)
+  kUnknown,    // DELETED of an object the model never had
+};
+
+struct ModelStats {
+  uint64_t objects_applied = 0;
+  uint64_t duplicates = 0;
+  uint64_t stale = 0;
+  uint64_t samples_recorded = 0;
+};
+
+// GPU totals of the nodes that share one GPU product (the flavor until policies name flavors).
+struct GpuPool {
+  int nodes = 0;
+  int ready_nodes = 0;
+  int64_t capacity_milli = 0;
+  int64_t allocatable_milli = 0;  // on Ready, schedulable nodes
+  int64_t requested_milli = 0;    // by Pods bound to those nodes and not finished
+};
+
+class ClusterModel {
+ public:
+  ApplyOutcome apply(ChangeType change, KubeObject obj, EventTime at);
+  void record_sample(SeriesSample sample);
+  // Moves the clock forward (never back) and expires what is too old.
+  void advance(EventTime t);
+
+  EventTime now() const { return now_; }
+  const ModelStats& stats() const { return stats_; }
+
+  const std::map<std::string, KubeObject>& nodes() const { return nodes_; }
+  const std::unordered_map<std::string, KubeObject>& pods() const { return pods_; }
+  const std::map<std::string, KubeObject>& workloads() const { return workloads_; }
+  const MetricStore& metrics() const { return metrics_; }
+
+  // Resources requested by running or pending Pods bound to the node.
+  const ResourceList& node_requested(const std::string& node) const;
+  // GPU pools keyed by GPU product; nodes without GPUs are left out.
+  std::map<std::string, GpuPool> gpu_pools() const;
+  // Pods whose controller chain leads to the workload (kind, namespace, name).
+  std::vector<const KubeObject*> pods_of(const ObjectMeta& workload) const;
+
+  // "group/Kind/namespace/name": the identity of an object across its updates.
+  static std::string key_of(const ObjectMeta& m);
+
+  // How long series and tombstones are kept after their last event.
+  static constexpr std::chrono::minutes kSeriesRetention{15};
+  static constexpr std::chrono::minutes kTombstoneRetention{10};
+
+ private:
+  struct Tombstone {
+    std::string uid;
+    std::string resource_version;
+    EventTime at;
+  };
+  ApplyOutcome check_order(const KubeObject* current, const ObjectMeta& incoming) const;
+  void bind_pod(const KubeObject& pod, int sign);
+
+  EventTime now_{};
+  ModelStats stats_;
+  std::map<std::string, KubeObject> nodes_;               // by name, sorted for display
+  std::unordered_map<std::string, KubeObject> pods_;      // by key
+  std::map<std::string, KubeObject> workloads_;           // by key
+  std::unordered_map<std::string, ResourceList> node_requested_;
+  std::unordered_map<std::string, Tombstone> tombstones_;
+  MetricStore metrics_;
+};
+
+// resourceVersions are opaque to clients, but the API server issues increasing integers; they are
+// compared only when both are integers. <0, 0, >0 like strcmp; nullopt when not comparable.
+std::optional<int> compare_resource_versions(std::string_view a, std::string_view b);
+
+}  // namespace gpuaas::core

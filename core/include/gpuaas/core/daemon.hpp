@@ -1,0 +1,83 @@
+// The core event loop: events from the bus, in stream order, decoded and applied to the cluster
+// model, acknowledged after they were applied. Bad input goes to the dead-letter subject with its
+// reason and is acknowledged too, so that nothing blocks the stream and nothing is lost silently.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpuaas/base/status.hpp"
+#include "gpuaas/bus/bus.hpp"
+#include "gpuaas/bus/subjects.hpp"
+#include "gpuaas/core/cluster_model.hpp"
+#include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/intake_stats.hpp"
+
+namespace gpuaas::telemetry {
+class Registry;
+}
+
+namespace gpuaas::core {
+
+class EventApplier;
+
+class Daemon {
+ public:
+  Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Creates missing streams, rebuilds the model from the event stream up to where the previous
+  // incarnation stopped, opens the work consumer, serves the API and starts the ticker.
+  Status start();
+  // Runs the intake until stop() is called; the batch in flight is finished and acked first.
+  Status run();
+  // One fetch-apply-ack round; returns how many messages it took (for tests and tools).
+  Result<std::size_t> step(std::chrono::milliseconds wait);
+  // Safe from any thread (not from a signal handler: use a signal-waiting thread).
+  void stop();
+
+  IntakeStats stats() const;
+  // Runs f(model) under the model's read lock.
+  template <typename F>
+  auto read(F&& f) const {
+    std::shared_lock lock(model_mu_);
+    return f(model_);
+  }
+  // The state as JSON (what `gpuaasctl state --json` prints).
+  std::string state_json() const;
+  const DaemonConfig& config() const { return config_; }
+
+ private:
+  Status recover();
+  void serve_api();
+  void tick_loop();
+  // Applies messages up to stream sequence `limit`; output of those at or below `quiet_floor`
+  // is not published again (it was, before a restart).
+  std::size_t apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor, bool replay);
+  struct Counters;
+
+  DaemonConfig config_;
+  bus::Bus& bus_;
+  bus::Subjects subjects_;
+  std::shared_ptr<telemetry::Registry> registry_;
+  mutable std::shared_mutex model_mu_;
+  ClusterModel model_;
+  std::unique_ptr<EventApplier> applier_;
+  std::unique_ptr<Counters> counters_;
+  std::unique_ptr<bus::Consumer> consumer_;
+  std::vector<std::unique_ptr<bus::Subscription>> api_;
+  std::atomic<bool> stopping_{false};
+  std::thread ticker_;
+  std::mutex tick_mu_;
+  std::condition_variable tick_cv_;
+};
+
+}  // namespace gpuaas::core

@@ -1,0 +1,53 @@
+// gpuaasd's settings: from a YAML file (--config), then flags on top. Documented in
+// docs/configuration.md.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gpuaas/base/status.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/bus/stream.hpp"
+
+namespace gpuaas::core {
+
+inline constexpr const char* kEmbeddedServer = "embedded";
+
+struct IntakeSettings {
+  std::string durable = "gpuaasd";     // the work consumer's durable name
+  std::size_t fetch_batch = 512;       // messages per fetch: one ack per batch
+  std::chrono::milliseconds fetch_wait{200};
+  std::chrono::seconds ack_wait{30};
+  int64_t max_ack_pending = 20000;
+};
+
+struct DaemonConfig {
+  std::string server = "nats://127.0.0.1:4222";  // or "embedded"
+  std::string subject_root = "gpuaas";           // subjects <root>.v1.*
+  std::vector<std::string> policy_files;
+  std::string plugins_dir;
+  std::string admin_listen = "127.0.0.1:9464";  // "" disables the admin server
+  std::string log_format = "text";              // text | json
+  std::string log_level = "info";
+  std::string source = "gpuaasd";               // ce-source of what the daemon publishes
+  std::chrono::milliseconds tick_interval{1000};  // 0: no ticks (replays, simulator)
+  bus::NatsOptions nats;
+  IntakeSettings intake;
+  bus::StreamSettings events_stream;      // events, metrics and ticks: one total order
+  bus::StreamSettings actions_stream;
+  bus::StreamSettings deadletter_stream;
+};
+
+// Defaults for a subject root: streams <ROOT>_EVENTS, <ROOT>_ACTIONS, <ROOT>_DEADLETTER.
+DaemonConfig default_config(const std::string& subject_root = "gpuaas");
+// Re-derives stream names and subjects after subject_root changed.
+void apply_subject_root(DaemonConfig& cfg, const std::string& subject_root);
+
+// Reads a YAML config file over `cfg`. Errors name FILE:LINE:COLUMN.
+Status load_config_file(const std::string& path, DaemonConfig& cfg);
+
+// "90s", "5m", "1h30m", "500ms", "2d" -> duration. nullopt when malformed.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+}  // namespace gpuaas::core

@@ -1,0 +1,62 @@
+// One message from the event stream -> the cluster model, or a dead letter with its reason.
+// Single-threaded by design: the intake applies in stream order.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpuaas/bus/message.hpp"
+#include "gpuaas/bus/subjects.hpp"
+#include "gpuaas/core/cluster_model.hpp"
+#include "gpuaas/core/object_decoder.hpp"
+#include "gpuaas/v1/event.pb.h"
+
+namespace gpuaas::telemetry {
+class Registry;
+class Counter;
+}  // namespace gpuaas::telemetry
+
+namespace gpuaas::core {
+
+// Why input was rejected; a bounded set, used as a metric label.
+enum class RejectReason { kSubject, kUndecodable, kBadObject, kMismatch, kBadSample, kCount };
+std::string_view reject_reason_name(RejectReason r);
+
+struct Delivery {
+  std::string_view subject;
+  std::string_view data;
+  std::optional<std::string_view> content_type;
+  uint64_t stream_sequence = 0;
+};
+
+class EventApplier {
+ public:
+  EventApplier(bus::Subjects subjects, std::string source, telemetry::Registry* registry);
+
+  // Applies the message, or queues a dead letter for it. Returns true when applied.
+  bool apply(const Delivery& d, ClusterModel& model);
+  // Dead letters queued since the last call with the stream sequence of their input.
+  std::vector<std::pair<bus::Message, uint64_t>> take_deadletters() {
+    return std::exchange(deadletters_, {});
+  }
+
+ private:
+  bool reject(const Delivery& d, RejectReason why, const std::string& message,
+              const ClusterModel& model);
+  bool apply_object(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
+  bool apply_metrics(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
+
+  bus::Subjects subjects_;
+  std::string source_;
+  ObjectDecoder decoder_;
+  v1::Event event_;  // reused: protobuf keeps its buffers across Clear()
+  std::vector<std::pair<bus::Message, uint64_t>> deadletters_;
+  std::array<telemetry::Counter*, 3> applied_{};  // object, metrics, tick
+  std::array<telemetry::Counter*, static_cast<int>(RejectReason::kCount)> rejected_{};
+};
+
+}  // namespace gpuaas::core

@@ -1,0 +1,17 @@
+// Counts kept by the intake, shown by `gpuaasctl state` and exported as metrics.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuaas::core {
+
+struct IntakeStats {
+  uint64_t events_applied = 0;        // decoded and applied, once each
+  uint64_t events_replayed = 0;       // applied while rebuilding the model at start
+  uint64_t redeliveries_skipped = 0;  // delivered again after being applied: skipped
+  uint64_t deadlettered = 0;
+  uint64_t last_applied_sequence = 0;  // stream sequence of the last event applied
+  uint64_t batches = 0;
+};
+
+}  // namespace gpuaas::core

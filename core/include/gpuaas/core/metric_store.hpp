@@ -1,0 +1,45 @@
+// The latest metric sample per series, indexed by the pod and the GPU it describes
+// (dcgm-exporter's namespace/pod and Hostname/gpu labels). Series that stop reporting expire.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gpuaas/core/event_time.hpp"
+
+namespace gpuaas::core {
+
+struct SeriesSample {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;  // sorted by name
+  double value = 0;
+  EventTime time;
+};
+
+class MetricStore {
+ public:
+  // Keeps the sample when it is not older than what the series holds.
+  void record(SeriesSample sample);
+  // Drops series whose last sample is older than `before`.
+  std::size_t expire(EventTime before);
+
+  std::size_t series_count() const { return series_.size(); }
+  // Latest samples of a pod ("namespace/pod") or a GPU ("node/gpu-index").
+  std::vector<const SeriesSample*> for_pod(std::string_view ns, std::string_view pod) const;
+  std::vector<const SeriesSample*> for_gpu(std::string_view node, std::string_view gpu) const;
+  // Every GPU key ("node/gpu") that has samples.
+  std::vector<std::string> gpu_keys() const;
+
+  static std::string_view label(const SeriesSample& s, std::string_view name);
+
+ private:
+  std::unordered_map<std::string, SeriesSample> series_;
+  std::unordered_map<std::string, std::vector<std::string>> by_pod_;
+  std::unordered_map<std::string, std::vector<std::string>> by_gpu_;
+};
+
+}  // namespace gpuaas::core

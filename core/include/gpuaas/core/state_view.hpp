@@ -1,0 +1,16 @@
+// The daemon's model as JSON for `gpuaasctl state`: nodes and their GPUs, GPU pools by product,
+// workloads, the clock and the intake's counters. Documented in docs/cli.md.
+#pragma once
+
+#include <string>
+
+#include "gpuaas/core/cluster_model.hpp"
+#include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/intake_stats.hpp"
+
+namespace gpuaas::core {
+
+std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
+                              const DaemonConfig& config);
+
+}  // namespace gpuaas::core

@@ -1,0 +1,206 @@
+#include "gpuaas/core/cluster_model.hpp"
+
+#include <charconv>
+#include <optional>
+
+namespace gpuaas::core {
+namespace {
+
+std::optional<uint64_t> as_integer(std::string_view s) {
+  uint64_t v = 0;
+  if (s.empty()) return std::nullopt;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+bool finished(const PodStatus& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
+
+std::string_view group_of(std::string_view api_version) {
+  auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
+}
+
+const ResourceList kNoResources;
+
+}  // namespace
+
+std::optional<int> compare_resource_versions(std::string_view a, std::string_view b) {
+  auto x = as_integer(a);
+  auto y = as_integer(b);
+  if (!x || !y) return std::nullopt;
+  return *x < *y ? -1 : (*x > *y ? 1 : 0);
+}
+
+std::string ClusterModel::key_of(const ObjectMeta& m) {
+  std::string k;
+  auto group = group_of(m.api_version);
+  k.reserve(group.size() + m.kind.size() + m.namespace_.size() + m.name.size() + 3);
+  k.append(group).push_back('/');
+  k.append(m.kind).push_back('/');
+  k.append(m.namespace_).push_back('/');
+  k.append(m.name);
+  return k;
+}
+
+ApplyOutcome ClusterModel::check_order(const KubeObject* current,
+                                       const ObjectMeta& incoming) const {
+  if (current != nullptr && current->meta.uid == incoming.uid) {
+    auto cmp = compare_resource_versions(incoming.resource_version, current->meta.resource_version);
+    if (cmp && *cmp == 0) return ApplyOutcome::kDuplicate;
+    if (cmp && *cmp < 0) return ApplyOutcome::kStale;
+  }
+  return ApplyOutcome::kApplied;
+}
+
+void ClusterModel::bind_pod(const KubeObject& pod, int sign) {
+  if (!pod.pod || pod.pod->node_name.empty() || finished(*pod.pod)) return;
+  auto& req = node_requested_[pod.pod->node_name];
+  for (const auto& [r, v] : pod.pod->requests) {
+    req[r] += sign * v;
+    if (req[r] == 0) req.erase(r);
+  }
+  if (req.empty()) node_requested_.erase(pod.pod->node_name);
+}
+
+ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject obj, EventTime at) {
+  advance(at);
+  std::string key = key_of(obj.meta);
+  const bool is_node = obj.node.has_value();
+  const bool is_pod = obj.pod.has_value();
+  KubeObject* current = nullptr;
+  if (is_node) {
+    auto it = nodes_.find(obj.meta.name);
+    if (it != nodes_.end()) current = &it->second;
+  } else if (is_pod) {
+    auto it = pods_.find(key);
+    if (it != pods_.end()) current = &it->second;
+  } else {
+    auto it = workloads_.find(key);
+    if (it != workloads_.end()) current = &it->second;
+  }
+
+  ApplyOutcome order = check_order(current, obj.meta);
+  if (order == ApplyOutcome::kApplied && current == nullptr) {
+    // A late event for an object already deleted must not bring it back.
+    auto t = tombstones_.find(key);
+    if (t != tombstones_.end() && t->second.uid == obj.meta.uid) {
+      auto cmp = compare_resource_versions(obj.meta.resource_version, t->second.resource_version);
+      if (!cmp || *cmp <= 0) order = ApplyOutcome::kStale;
+    }
+  }
+  if (order == ApplyOutcome::kStale && change == ChangeType::kDeleted && current != nullptr) {
+    // A DELETED always wins over what we hold for the same uid: deletion is final.
+    order = ApplyOutcome::kApplied;
+  }
+  if (order == ApplyOutcome::kDuplicate && change != ChangeType::kDeleted) {
+    ++stats_.duplicates;
+    return order;
+  }
+  if (order == ApplyOutcome::kStale) {
+    ++stats_.stale;
+    return order;
+  }
+
+  if (change == ChangeType::kDeleted) {
+    if (current == nullptr) {
+      tombstones_[key] = {obj.meta.uid, obj.meta.resource_version, at};
+      return ApplyOutcome::kUnknown;
+    }
+    tombstones_[key] = {obj.meta.uid, obj.meta.resource_version, at};
+    if (is_pod) bind_pod(*current, -1);
+    if (is_node) {
+      nodes_.erase(obj.meta.name);
+    } else if (is_pod) {
+      pods_.erase(key);
+    } else {
+      workloads_.erase(key);
+    }
+    ++stats_.objects_applied;
+    return ApplyOutcome::kApplied;
+  }
+
+  tombstones_.erase(key);
+  if (is_pod) {
+    if (current != nullptr) bind_pod(*current, -1);
+    bind_pod(obj, +1);
+  }
+  if (current != nullptr) {
+    *current = std::move(obj);
+  } else if (is_node) {
+    nodes_.emplace(obj.meta.name, std::move(obj));
+  } else if (is_pod) {
+    pods_.emplace(std::move(key), std::move(obj));
+  } else {
+    workloads_.emplace(std::move(key), std::move(obj));
+  }
+  ++stats_.objects_applied;
+  return ApplyOutcome::kApplied;
+}
+
+void ClusterModel::record_sample(SeriesSample sample) {
+  ++stats_.samples_recorded;
+  metrics_.record(std::move(sample));
+}
+
+void ClusterModel::advance(EventTime t) {
+  if (t <= now_) return;
+  // Expire at most once per event-time second: cheap on the hot path, exact enough for minutes.
+  bool sweep = std::chrono::floor<std::chrono::seconds>(t) !=
+               std::chrono::floor<std::chrono::seconds>(now_);
+  now_ = t;
+  if (!sweep) return;
+  metrics_.expire(now_ - kSeriesRetention);
+  std::erase_if(tombstones_,
+                [&](const auto& kv) { return kv.second.at < now_ - kTombstoneRetention; });
+}
+
+const ResourceList& ClusterModel::node_requested(const std::string& node) const {
+  auto it = node_requested_.find(node);
+  return it == node_requested_.end() ? kNoResources : it->second;
+}
+
+std::map<std::string, GpuPool> ClusterModel::gpu_pools() const {
+  std::map<std::string, GpuPool> pools;
+  for (const auto& [name, n] : nodes_) {
+    auto cap = n.node->capacity.find(kGpuResource);
+    if (cap == n.node->capacity.end() || cap->second == 0) continue;
+    auto product = n.meta.labels.find(kGpuProductLabel);
+    GpuPool& p = pools[product == n.meta.labels.end() ? "unknown" : product->second];
+    ++p.nodes;
+    p.capacity_milli += cap->second;
+    if (n.node->ready) ++p.ready_nodes;
+    if (n.node->ready && !n.node->unschedulable) {
+      auto alloc = n.node->allocatable.find(kGpuResource);
+      if (alloc != n.node->allocatable.end()) p.allocatable_milli += alloc->second;
+    }
+    const auto& req = node_requested(name);
+    auto r = req.find(kGpuResource);
+    if (r != req.end()) p.requested_milli += r->second;
+  }
+  return pools;
+}
+
+std::vector<const KubeObject*> ClusterModel::pods_of(const ObjectMeta& w) const {
+  std::vector<const KubeObject*> out;
+  for (const auto& [k, pod] : pods_) {
+    if (pod.meta.namespace_ != w.namespace_) continue;
+    // Follow the controller chain through objects the model holds (e.g. Pod -> StatefulSet ->
+    // Notebook), a few levels at most.
+    const ObjectMeta* m = &pod.meta;
+    for (int depth = 0; depth < 4 && m != nullptr && m->controller; ++depth) {
+      const OwnerRef& o = *m->controller;
+      if (o.kind == w.kind && o.name == w.name &&
+          group_of(o.api_version) == group_of(w.api_version)) {
+        out.push_back(&pod);
+        break;
+      }
+      ObjectMeta parent{o.api_version, o.kind, m->namespace_, o.name, {}, {}, {}, {}, {}, false};
+      auto it = workloads_.find(key_of(parent));
+      m = it == workloads_.end() ? nullptr : &it->second.meta;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuaas::core

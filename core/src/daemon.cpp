@@ -1,0 +1,215 @@
+#include "gpuaas/core/daemon.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "gpuaas/core/event_applier.hpp"
+#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/core/state_view.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+bus::ConsumerSettings consumer_settings(const DaemonConfig& c) {
+  bus::ConsumerSettings cs;
+  cs.stream = c.events_stream.name;
+  cs.durable = c.intake.durable;
+  cs.ack_wait = c.intake.ack_wait;
+  cs.max_ack_pending = c.intake.max_ack_pending;
+  return cs;
+}
+
+}  // namespace
+
+struct Daemon::Counters {
+  IntakeStats stats;
+  telemetry::Counter* redeliveries = nullptr;
+  telemetry::Gauge* last_sequence = nullptr;
+};
+
+Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry)
+    : config_(std::move(config)),
+      bus_(bus),
+      subjects_(config_.subject_root),
+      registry_(std::move(registry)),
+      applier_(std::make_unique<EventApplier>(subjects_, config_.source, registry_.get())),
+      counters_(std::make_unique<Counters>()) {
+  if (registry_) {
+    counters_->redeliveries =
+        &telemetry::BuildCounter()
+             .Name("gpuaas_intake_redeliveries_skipped_total")
+             .Help("Events delivered again after they were applied; skipped, never re-applied.")
+             .Register(*registry_)
+             .Add({});
+    counters_->last_sequence = &telemetry::BuildGauge()
+                                    .Name("gpuaas_intake_last_applied_sequence")
+                                    .Help("Stream sequence of the last event applied.")
+                                    .Register(*registry_)
+                                    .Add({});
+  }
+}
+
+Daemon::~Daemon() {
+  stop();
+  if (ticker_.joinable()) ticker_.join();
+  api_.clear();
+}
+
+Status Daemon::start() {
+  for (const auto* s : {&config_.events_stream, &config_.actions_stream,
+                        &config_.deadletter_stream}) {
+    if (auto st = bus_.ensure_stream(*s); !st) return st;
+  }
+  if (auto st = recover(); !st) return st;
+  auto consumer = bus_.open_consumer(consumer_settings(config_));
+  if (!consumer) return consumer.status();
+  consumer_ = std::move(consumer).value();
+  serve_api();
+  if (config_.tick_interval.count() > 0) ticker_ = std::thread([this] { tick_loop(); });
+  spdlog::info("gpuaasd intake ready on stream {} (consumer {}), {} events rebuilt the model",
+               config_.events_stream.name, config_.intake.durable,
+               counters_->stats.events_replayed);
+  return Status::ok();
+}
+
+// A new process has an empty model. Everything the work consumer already handed out, acked or
+// not, is read again with a throw-away reader, so the model is whole before new events arrive and
+// stream order is kept. Output (dead letters, later actions) is published only for events past the
+// ack floor: what is at or below it was already published by the previous incarnation.
+Status Daemon::recover() {
+  auto pos = bus_.consumer_position(consumer_settings(config_));
+  if (!pos) return pos.status();
+  if (pos->delivered == 0 || pos->delivered < pos->stream_first) return Status::ok();
+  auto reader = bus_.open_reader(config_.events_stream.name, pos->stream_first);
+  if (!reader) return reader.status();
+  uint64_t quiet_floor = pos->ack_floor;
+  while (counters_->stats.last_applied_sequence < pos->delivered && !stopping_) {
+    auto batch = (*reader)->fetch(config_.intake.fetch_batch, std::chrono::seconds(2));
+    if (!batch) return batch.status();
+    if ((*batch)->size() == 0) {
+      return Status::unavailable("rebuilding the model: the event stream ended at sequence " +
+                                 std::to_string(counters_->stats.last_applied_sequence) +
+                                 ", before the consumer's delivered sequence " +
+                                 std::to_string(pos->delivered));
+    }
+    apply_batch(**batch, pos->delivered, quiet_floor, true);
+  }
+  return Status::ok();
+}
+
+std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor,
+                                bool replay) {
+  std::size_t applied = 0;
+  {
+    std::unique_lock lock(model_mu_);
+    IntakeStats& st = counters_->stats;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      uint64_t seq = batch.stream_sequence(i);
+      if (seq > limit) break;
+      if (seq != 0 && seq <= st.last_applied_sequence) {
+        ++st.redeliveries_skipped;
+        if (counters_->redeliveries != nullptr) counters_->redeliveries->Increment();
+        continue;
+      }
+      Delivery d{batch.subject(i), batch.data(i), batch.header(i, "content-type"), seq};
+      if (!applier_->apply(d, model_)) ++st.deadlettered;
+      ++applied;
+      ++st.events_applied;
+      if (replay) ++st.events_replayed;
+      if (seq != 0) st.last_applied_sequence = seq;
+    }
+    ++st.batches;
+    if (counters_->last_sequence != nullptr) {
+      counters_->last_sequence->Set(static_cast<double>(st.last_applied_sequence));
+    }
+  }
+  // Output leaves before the ack: a crash in between repeats it (deduplicated downstream), never
+  // loses it.
+  for (auto& [msg, seq] : applier_->take_deadletters()) {
+    if (seq != 0 && seq <= quiet_floor) continue;
+    if (auto s = bus_.publish(msg); !s) spdlog::error("dead letter lost: {}", s.message());
+  }
+  return applied;
+}
+
+Result<std::size_t> Daemon::step(std::chrono::milliseconds wait) {
+  if (!consumer_) return Status::internal("the daemon was not started");
+  auto batch = consumer_->fetch(config_.intake.fetch_batch, wait);
+  if (!batch) return batch.status();
+  if ((*batch)->size() == 0) return std::size_t{0};
+  std::size_t n = (*batch)->size();
+  apply_batch(**batch, UINT64_MAX, 0, false);
+  if (auto s = (*batch)->ack(); !s) spdlog::warn("{}", s.message());
+  return n;
+}
+
+Status Daemon::run() {
+  int failures = 0;
+  while (!stopping_) {
+    auto n = step(config_.intake.fetch_wait);
+    if (n) {
+      failures = 0;
+      continue;
+    }
+    // The server restarting or a stream missing: log once a burst, back off, try again.
+    if (failures++ == 0) spdlog::warn("intake: {}", n.status().message());
+    if (n.status().code() == StatusCode::kNotFound) {
+      for (const auto* s : {&config_.events_stream, &config_.actions_stream,
+                            &config_.deadletter_stream}) {
+        (void)bus_.ensure_stream(*s);
+      }
+      auto c = bus_.open_consumer(consumer_settings(config_));
+      if (c) consumer_ = std::move(c).value();
+    }
+    std::unique_lock lock(tick_mu_);
+    tick_cv_.wait_for(lock, std::chrono::milliseconds(std::min(2000, 100 * failures)),
+                      [this] { return stopping_.load(); });
+  }
+  spdlog::info("intake stopped after {} events", counters_->stats.events_applied);
+  return Status::ok();
+}
+
+void Daemon::stop() {
+  stopping_ = true;
+  tick_cv_.notify_all();
+}
+
+IntakeStats Daemon::stats() const {
+  std::shared_lock lock(model_mu_);
+  return counters_->stats;
+}
+
+std::string Daemon::state_json() const {
+  std::shared_lock lock(model_mu_);
+  return render_state_json(model_, counters_->stats, config_);
+}
+
+void Daemon::serve_api() {
+  auto sub = bus_.serve(subjects_.api("state"), "gpuaasd",
+                        [this](const bus::Message&) { return state_json(); });
+  if (sub) {
+    api_.push_back(std::move(sub).value());
+  } else {
+    spdlog::error("API: {}", sub.status().message());
+  }
+}
+
+// The only wall-clock read in the daemon: it becomes an event in the stream, and from there on it
+// is event time like any other.
+void Daemon::tick_loop() {
+  uint64_t n = 0;
+  std::unique_lock lock(tick_mu_);
+  while (!stopping_) {
+    if (tick_cv_.wait_for(lock, config_.tick_interval, [this] { return stopping_.load(); })) break;
+    v1::Event ev = make_event(random_uuid(), config_.source,
+                              std::chrono::time_point_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now()));
+    ev.mutable_queue()->mutable_tick()->set_sequence(++n);
+    ev.set_type(std::string(kTypeTick));
+    if (auto s = bus_.publish(encode_event(ev, subjects_.ticks())); !s) {
+      spdlog::debug("tick not published: {}", s.message());
+    }
+  }
+}
+
+}  // namespace gpuaas::core

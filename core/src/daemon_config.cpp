@@ -1,0 +1,235 @@
+#include "gpuaas/core/daemon_config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "gpuaas/bus/subjects.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+std::string stream_prefix(const std::string& root) {
+  std::string p;
+  for (char c : root) {
+    p.push_back(std::isalnum(static_cast<unsigned char>(c)) != 0
+                    ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+                    : '_');
+  }
+  return p;
+}
+
+std::string where(const std::string& path, const YAML::Node& n) {
+  auto m = n.Mark();
+  return path + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
+
+// One reader per setting: a table makes unknown keys an error naming the key and its place.
+using Reader = std::function<Status(const YAML::Node&)>;
+
+Status read_string(const std::string& path, const YAML::Node& n, std::string& out) {
+  if (!n.IsScalar()) return Status::invalid(where(path, n) + "expected a string");
+  out = n.Scalar();
+  return Status::ok();
+}
+
+template <typename Duration>
+Status read_duration(const std::string& path, const YAML::Node& n, Duration& out) {
+  if (!n.IsScalar()) return Status::invalid(where(path, n) + "expected a duration such as 30s");
+  auto d = parse_duration(n.Scalar());
+  if (!d) return Status::invalid(where(path, n) + "\"" + n.Scalar() + "\" is not a duration");
+  out = std::chrono::duration_cast<Duration>(*d);
+  return Status::ok();
+}
+
+template <typename Int>
+Status read_int(const std::string& path, const YAML::Node& n, Int& out, int64_t min) {
+  if (!n.IsScalar()) return Status::invalid(where(path, n) + "expected an integer");
+  int64_t v = 0;
+  const std::string& s = n.Scalar();
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < min) {
+    return Status::invalid(where(path, n) + "\"" + s + "\" is not an integer >= " +
+                           std::to_string(min));
+  }
+  out = static_cast<Int>(v);
+  return Status::ok();
+}
+
+Status read_table(const std::string& path, const YAML::Node& map,
+                  const std::map<std::string, Reader>& readers, const std::string& section) {
+  if (!map.IsMap()) return Status::invalid(where(path, map) + section + ": expected a mapping");
+  for (const auto& kv : map) {
+    std::string key = kv.first.Scalar();
+    auto it = readers.find(key);
+    if (it == readers.end()) {
+      std::string known;
+      for (const auto& [k, r] : readers) known += (known.empty() ? "" : ", ") + k;
+      return Status::invalid(where(path, kv.first) + "unknown setting \"" + key + "\" in " +
+                             section + " (known: " + known + ")");
+    }
+    if (auto s = it->second(kv.second); !s) return s;
+  }
+  return Status::ok();
+}
+
+std::map<std::string, Reader> stream_readers(const std::string& path, bus::StreamSettings& s) {
+  return {
+      {"name", [&](const YAML::Node& n) { return read_string(path, n, s.name); }},
+      {"replicas", [&](const YAML::Node& n) { return read_int(path, n, s.replicas, 1); }},
+      {"maxAge", [&](const YAML::Node& n) { return read_duration(path, n, s.max_age); }},
+      {"maxBytes", [&](const YAML::Node& n) { return read_int(path, n, s.max_bytes, -1); }},
+      {"duplicateWindow",
+       [&](const YAML::Node& n) { return read_duration(path, n, s.duplicate_window); }},
+      {"storage",
+       [&](const YAML::Node& n) {
+         std::string v;
+         if (auto st = read_string(path, n, v); !st) return st;
+         if (v != "file" && v != "memory") {
+           return Status::invalid(where(path, n) + "storage must be file or memory");
+         }
+         s.storage = v == "file" ? bus::Storage::kFile : bus::Storage::kMemory;
+         return Status::ok();
+       }},
+  };
+}
+
+}  // namespace
+
+void apply_subject_root(DaemonConfig& cfg, const std::string& root) {
+  cfg.subject_root = root;
+  bus::Subjects subj(root);
+  std::string prefix = stream_prefix(root);
+  cfg.events_stream.name = prefix + "_EVENTS";
+  cfg.events_stream.subjects = {subj.all(bus::SubjectCategory::kEvents),
+                                subj.all(bus::SubjectCategory::kMetrics), subj.ticks()};
+  cfg.actions_stream.name = prefix + "_ACTIONS";
+  cfg.actions_stream.subjects = {subj.all(bus::SubjectCategory::kActions)};
+  cfg.deadletter_stream.name = prefix + "_DEADLETTER";
+  cfg.deadletter_stream.subjects = {subj.all(bus::SubjectCategory::kDeadletter)};
+}
+
+DaemonConfig default_config(const std::string& subject_root) {
+  DaemonConfig cfg;
+  cfg.nats.name = "gpuaasd";
+  cfg.nats.retry_on_failed_connect = true;
+  cfg.actions_stream.duplicate_window = std::chrono::minutes(10);
+  cfg.deadletter_stream.max_age = std::chrono::hours(24 * 7);
+  apply_subject_root(cfg, subject_root);
+  return cfg;
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  if (s == "0") return std::chrono::milliseconds(0);
+  double total_ms = 0;
+  while (!s.empty()) {
+    std::size_t i = 0;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) != 0 || s[i] == '.')) {
+      ++i;
+    }
+    if (i == 0) return std::nullopt;
+    double v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + i, v);
+    if (ec != std::errc() || p != s.data() + i) return std::nullopt;
+    s.remove_prefix(i);
+    std::size_t j = 0;
+    while (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j])) != 0) ++j;
+    std::string_view unit = s.substr(0, j);
+    s.remove_prefix(j);
+    double mult = 0;
+    if (unit == "ms") mult = 1;
+    else if (unit == "s") mult = 1000;
+    else if (unit == "m") mult = 60'000;
+    else if (unit == "h") mult = 3'600'000;
+    else if (unit == "d") mult = 86'400'000;
+    else return std::nullopt;
+    total_ms += v * mult;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(total_ms + 0.5));
+}
+
+Status load_config_file(const std::string& path, DaemonConfig& cfg) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return Status::invalid(path + ": cannot read the file");
+  } catch (const YAML::Exception& e) {
+    return Status::invalid(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (root.IsNull()) return Status::ok();
+  try {
+    std::string root_subject = cfg.subject_root;
+    std::map<std::string, Reader> readers = {
+        {"server", [&](const YAML::Node& n) { return read_string(path, n, cfg.server); }},
+        {"subjectRoot", [&](const YAML::Node& n) { return read_string(path, n, root_subject); }},
+        {"plugins", [&](const YAML::Node& n) { return read_string(path, n, cfg.plugins_dir); }},
+        {"admin", [&](const YAML::Node& n) { return read_string(path, n, cfg.admin_listen); }},
+        {"logFormat", [&](const YAML::Node& n) { return read_string(path, n, cfg.log_format); }},
+        {"logLevel", [&](const YAML::Node& n) { return read_string(path, n, cfg.log_level); }},
+        {"tickInterval",
+         [&](const YAML::Node& n) { return read_duration(path, n, cfg.tick_interval); }},
+        {"policies",
+         [&](const YAML::Node& n) {
+           if (!n.IsSequence()) return Status::invalid(where(path, n) + "expected a list of files");
+           for (const auto& f : n) cfg.policy_files.push_back(f.Scalar());
+           return Status::ok();
+         }},
+        {"intake",
+         [&](const YAML::Node& n) {
+           auto& in = cfg.intake;
+           return read_table(
+               path, n,
+               {{"durable", [&](const YAML::Node& v) { return read_string(path, v, in.durable); }},
+                {"fetchBatch",
+                 [&](const YAML::Node& v) { return read_int(path, v, in.fetch_batch, 1); }},
+                {"fetchWait",
+                 [&](const YAML::Node& v) { return read_duration(path, v, in.fetch_wait); }},
+                {"ackWait",
+                 [&](const YAML::Node& v) { return read_duration(path, v, in.ack_wait); }},
+                {"maxAckPending",
+                 [&](const YAML::Node& v) { return read_int(path, v, in.max_ack_pending, 1); }}},
+               "intake");
+         }},
+        {"streams",
+         [&](const YAML::Node& n) {
+           return read_table(
+               path, n,
+               {{"events",
+                 [&](const YAML::Node& v) {
+                   return read_table(path, v, stream_readers(path, cfg.events_stream),
+                                     "streams.events");
+                 }},
+                {"actions",
+                 [&](const YAML::Node& v) {
+                   return read_table(path, v, stream_readers(path, cfg.actions_stream),
+                                     "streams.actions");
+                 }},
+                {"deadletter",
+                 [&](const YAML::Node& v) {
+                   return read_table(path, v, stream_readers(path, cfg.deadletter_stream),
+                                     "streams.deadletter");
+                 }}},
+               "streams");
+         }},
+    };
+    // Stream names follow the subject root unless the file names them.
+    if (root["subjectRoot"]) {
+      if (auto s = read_string(path, root["subjectRoot"], root_subject); !s) return s;
+      apply_subject_root(cfg, root_subject);
+    }
+    return read_table(path, root, readers, "the configuration");
+  } catch (const YAML::Exception& e) {
+    return Status::invalid(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
+}  // namespace gpuaas::core

@@ -1,0 +1,188 @@
+#include "gpuaas/core/event_applier.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+bool valid_metric_name(std::string_view n) {
+  if (n.empty()) return false;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    char c = n[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
+              (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+ChangeType change_of(v1::ObjectEvent::Type t) {
+  switch (t) {
+    case v1::ObjectEvent::ADDED:
+      return ChangeType::kAdded;
+    case v1::ObjectEvent::DELETED:
+      return ChangeType::kDeleted;
+    default:
+      return ChangeType::kModified;
+  }
+}
+
+std::string printable(std::string_view s, std::size_t max = 80) {
+  std::string out;
+  for (char c : s.substr(0, max)) {
+    out.push_back(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f ? c : '?');
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace
+
+std::string_view reject_reason_name(RejectReason r) {
+  switch (r) {
+    case RejectReason::kSubject:
+      return "subject";
+    case RejectReason::kUndecodable:
+      return "undecodable";
+    case RejectReason::kBadObject:
+      return "bad_object";
+    case RejectReason::kMismatch:
+      return "subject_mismatch";
+    case RejectReason::kBadSample:
+      return "bad_sample";
+    case RejectReason::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+EventApplier::EventApplier(bus::Subjects subjects, std::string source,
+                           telemetry::Registry* registry)
+    : subjects_(std::move(subjects)), source_(std::move(source)) {
+  if (registry == nullptr) return;
+  auto& applied = telemetry::BuildCounter()
+                      .Name("gpuaas_events_processed_total")
+                      .Help("Events decoded and applied to the cluster model, by payload type.")
+                      .Register(*registry);
+  applied_ = {&applied.Add({{"type", "object"}}), &applied.Add({{"type", "metrics"}}),
+              &applied.Add({{"type", "tick"}})};
+  auto& rejected = telemetry::BuildCounter()
+                       .Name("gpuaas_events_deadlettered_total")
+                       .Help("Input sent to the dead-letter subject, by reason.")
+                       .Register(*registry);
+  for (int i = 0; i < static_cast<int>(RejectReason::kCount); ++i) {
+    rejected_[i] =
+        &rejected.Add({{"reason", std::string(reject_reason_name(static_cast<RejectReason>(i)))}});
+  }
+}
+
+bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string& message,
+                          const ClusterModel& model) {
+  auto parsed = subjects_.parse(d.subject);
+  std::string ns = parsed && bus::Subjects::valid_token(parsed->namespace_token)
+                       ? parsed->namespace_token
+                       : std::string(bus::kClusterScope);
+  if (ns == bus::kClusterScope) ns.clear();
+  spdlog::warn("dead letter: {} (stream sequence {}): {}", printable(d.subject),
+               d.stream_sequence, message);
+  v1::DeadLetter dl;
+  dl.set_subject(std::string(d.subject));
+  dl.set_reason(message);
+  dl.set_payload(std::string(d.data));
+  dl.set_stream_sequence(d.stream_sequence);
+  dl.set_event_id(event_.id());
+  set_time(*dl.mutable_time(), model.now());
+  deadletters_.emplace_back(encode_deadletter(dl, subjects_.deadletter(ns)), d.stream_sequence);
+  if (auto* c = rejected_[static_cast<int>(why)]) c->Increment();
+  return false;
+}
+
+bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
+  event_.Clear();
+  auto at = subjects_.parse(d.subject);
+  if (!at || (at->category != bus::SubjectCategory::kEvents &&
+              at->category != bus::SubjectCategory::kMetrics &&
+              at->category != bus::SubjectCategory::kTicks)) {
+    return reject(d, RejectReason::kSubject, "not an input subject", model);
+  }
+  if (auto s = decode_event(d.data, d.content_type, event_); !s) {
+    return reject(d, RejectReason::kUndecodable, s.message(), model);
+  }
+  switch (event_.payload_case()) {
+    case v1::Event::kObject:
+      return apply_object(d, *at, model);
+    case v1::Event::kMetrics:
+      return apply_metrics(d, *at, model);
+    case v1::Event::kQueue:
+      if (!event_.queue().has_tick() || at->category != bus::SubjectCategory::kTicks) {
+        return reject(d, RejectReason::kMismatch,
+                      "queue events other than ticks are daemon output, not input", model);
+      }
+      model.advance(event_time_of(event_));
+      if (applied_[2] != nullptr) applied_[2]->Increment();
+      return true;
+    default:
+      return reject(d, RejectReason::kUndecodable, "event has no payload", model);
+  }
+}
+
+bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
+                                ClusterModel& model) {
+  if (at.category != bus::SubjectCategory::kEvents) {
+    return reject(d, RejectReason::kMismatch, "an object event on a non-object subject", model);
+  }
+  auto* o = event_.mutable_object();
+  if (o->type() == v1::ObjectEvent::TYPE_UNSPECIFIED) {
+    return reject(d, RejectReason::kBadObject, "object event type: missing", model);
+  }
+  auto obj = decoder_.decode(std::move(*o->mutable_object_json()));
+  if (!obj) return reject(d, RejectReason::kBadObject, obj.status().message(), model);
+  ObjectMeta& m = obj->meta;
+  // The subject is what NATS permissions enforce; the object must agree with it.
+  if (bus::Subjects::namespace_token(m.namespace_) != at.namespace_token || m.kind != at.kind) {
+    return reject(d, RejectReason::kMismatch,
+                  "object " + m.kind + " " + (m.namespace_.empty() ? "" : m.namespace_ + "/") +
+                      m.name + " does not belong on this subject (namespace \"" +
+                      at.namespace_token + "\", kind \"" + at.kind + "\")",
+                  model);
+  }
+  if (m.uid.empty()) m.uid = stable_uid(m.kind, m.namespace_, m.name);
+  model.apply(change_of(o->type()), std::move(obj).value(), event_time_of(event_));
+  if (applied_[0] != nullptr) applied_[0]->Increment();
+  return true;
+}
+
+bool EventApplier::apply_metrics(const Delivery& d, const bus::ParsedSubject& at,
+                                 ClusterModel& model) {
+  if (at.category != bus::SubjectCategory::kMetrics) {
+    return reject(d, RejectReason::kMismatch, "metric samples on a non-metrics subject", model);
+  }
+  const auto& samples = event_.metrics().samples();
+  // All or nothing: a batch with a bad sample is rejected whole, so nothing is half-applied.
+  for (int i = 0; i < samples.size(); ++i) {
+    if (!valid_metric_name(samples[i].name())) {
+      return reject(d, RejectReason::kBadSample,
+                    "sample " + std::to_string(i) + ": invalid metric name \"" +
+                        printable(samples[i].name(), 60) + "\"",
+                    model);
+    }
+  }
+  EventTime t = event_time_of(event_);
+  model.advance(t);
+  for (const auto& s : samples) {
+    SeriesSample ss;
+    ss.name = s.name();
+    ss.labels.reserve(static_cast<std::size_t>(s.labels_size()));
+    for (const auto& l : s.labels()) ss.labels.emplace_back(l.name(), l.value());
+    ss.value = s.value();
+    ss.time = s.timestamp_ms() != 0 ? from_unix_ms(s.timestamp_ms()) : t;
+    model.record_sample(std::move(ss));
+  }
+  if (applied_[1] != nullptr) applied_[1]->Increment();
+  return true;
+}
+
+}  // namespace gpuaas::core

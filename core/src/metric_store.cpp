@@ -1,0 +1,111 @@
+#include "gpuaas/core/metric_store.hpp"
+
+#include <algorithm>
+
+namespace gpuaas::core {
+namespace {
+
+std::string series_key(const SeriesSample& s) {
+  std::string k = s.name;
+  for (const auto& [n, v] : s.labels) {
+    k.push_back('\x1f');
+    k.append(n).push_back('=');
+    k.append(v);
+  }
+  return k;
+}
+
+// dcgm-exporter scraped with honor_labels: false moves its labels to exported_*.
+std::string_view first_label(const SeriesSample& s, std::string_view a, std::string_view b) {
+  auto v = MetricStore::label(s, a);
+  return v.empty() ? MetricStore::label(s, b) : v;
+}
+
+void unindex(std::unordered_map<std::string, std::vector<std::string>>& idx,
+             const std::string& owner, const std::string& key) {
+  auto it = idx.find(owner);
+  if (it == idx.end()) return;
+  std::erase(it->second, key);
+  if (it->second.empty()) idx.erase(it);
+}
+
+std::string pod_key(const SeriesSample& s) {
+  auto ns = first_label(s, "exported_namespace", "namespace");
+  auto pod = first_label(s, "exported_pod", "pod");
+  if (ns.empty() || pod.empty()) return {};
+  return std::string(ns) + "/" + std::string(pod);
+}
+
+std::string gpu_key(const SeriesSample& s) {
+  auto node = first_label(s, "Hostname", "node");
+  auto gpu = MetricStore::label(s, "gpu");
+  if (node.empty() || gpu.empty()) return {};
+  return std::string(node) + "/" + std::string(gpu);
+}
+
+}  // namespace
+
+std::string_view MetricStore::label(const SeriesSample& s, std::string_view name) {
+  auto it = std::lower_bound(s.labels.begin(), s.labels.end(), name,
+                             [](const auto& l, std::string_view n) { return l.first < n; });
+  return it != s.labels.end() && it->first == name ? std::string_view(it->second)
+                                                    : std::string_view();
+}
+
+void MetricStore::record(SeriesSample sample) {
+  std::sort(sample.labels.begin(), sample.labels.end());
+  std::string key = series_key(sample);
+  auto it = series_.find(key);
+  if (it != series_.end()) {
+    if (sample.time < it->second.time) return;  // an older sample never replaces a newer one
+    it->second.value = sample.value;
+    it->second.time = sample.time;
+    return;
+  }
+  if (auto pk = pod_key(sample); !pk.empty()) by_pod_[pk].push_back(key);
+  if (auto gk = gpu_key(sample); !gk.empty()) by_gpu_[gk].push_back(key);
+  series_.emplace(std::move(key), std::move(sample));
+}
+
+std::size_t MetricStore::expire(EventTime before) {
+  std::size_t n = 0;
+  for (auto it = series_.begin(); it != series_.end();) {
+    if (it->second.time < before) {
+      if (auto pk = pod_key(it->second); !pk.empty()) unindex(by_pod_, pk, it->first);
+      if (auto gk = gpu_key(it->second); !gk.empty()) unindex(by_gpu_, gk, it->first);
+      it = series_.erase(it);
+      ++n;
+    } else {
+      ++it;
+    }
+  }
+  return n;
+}
+
+std::vector<const SeriesSample*> MetricStore::for_pod(std::string_view ns,
+                                                      std::string_view pod) const {
+  std::vector<const SeriesSample*> out;
+  auto it = by_pod_.find(std::string(ns) + "/" + std::string(pod));
+  if (it == by_pod_.end()) return out;
+  for (const auto& k : it->second) out.push_back(&series_.at(k));
+  return out;
+}
+
+std::vector<const SeriesSample*> MetricStore::for_gpu(std::string_view node,
+                                                      std::string_view gpu) const {
+  std::vector<const SeriesSample*> out;
+  auto it = by_gpu_.find(std::string(node) + "/" + std::string(gpu));
+  if (it == by_gpu_.end()) return out;
+  for (const auto& k : it->second) out.push_back(&series_.at(k));
+  return out;
+}
+
+std::vector<std::string> MetricStore::gpu_keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(by_gpu_.size());
+  for (const auto& [k, v] : by_gpu_) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+}  // namespace gpuaas::core

@@ -1,0 +1,233 @@
+#include "gpuaas/core/object_decoder.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gpuaas/core/quantity.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+std::string_view str_or(element parent, std::string_view key, std::string_view fallback = {}) {
+  std::string_view v;
+  if (parent[key].get(v) == simdjson::SUCCESS) return v;
+  return fallback;
+}
+
+Status read_string_map(element parent, std::string_view key, const char* where, Labels& out) {
+  element e;
+  if (parent[key].get(e) != simdjson::SUCCESS || e.is_null()) return Status::ok();
+  object o;
+  if (e.get(o) != simdjson::SUCCESS) return Status::invalid(std::string(where) + ": not an object");
+  for (auto field : o) {
+    std::string_view v;
+    if (field.value.get(v) != simdjson::SUCCESS) {
+      return Status::invalid(std::string(where) + "." + std::string(field.key) +
+                             ": not a string");
+    }
+    out.emplace(field.key, v);
+  }
+  return Status::ok();
+}
+
+// Quantities are strings in kubectl's output; a bare number is accepted as well.
+Status read_resources(element parent, std::string_view key, const std::string& where,
+                      ResourceList& out) {
+  element e;
+  if (parent[key].get(e) != simdjson::SUCCESS || e.is_null()) return Status::ok();
+  object o;
+  if (e.get(o) != simdjson::SUCCESS) return Status::invalid(where + ": not an object");
+  for (auto field : o) {
+    std::string_view text;
+    std::optional<int64_t> milli;
+    if (field.value.get(text) == simdjson::SUCCESS) {
+      milli = parse_quantity_milli(text);
+    } else if (double d; field.value.get(d) == simdjson::SUCCESS) {
+      if (d >= 0 && d < 9e15) milli = static_cast<int64_t>(std::ceil(d * 1000));
+    }
+    if (!milli) {
+      return Status::invalid(where + "." + std::string(field.key) + ": \"" +
+                             std::string(text.substr(0, 40)) + "\" is not a quantity");
+    }
+    out[std::string(field.key)] = *milli;
+  }
+  return Status::ok();
+}
+
+Status decode_node(element root, NodeStatus& node) {
+  element spec;
+  if (root["spec"].get(spec) == simdjson::SUCCESS) {
+    bool unsched = false;
+    if (spec["unschedulable"].get(unsched) == simdjson::SUCCESS) node.unschedulable = unsched;
+    array taints;
+    if (spec["taints"].get(taints) == simdjson::SUCCESS) {
+      for (element t : taints) {
+        node.taints.push_back({std::string(str_or(t, "key")), std::string(str_or(t, "value")),
+                               std::string(str_or(t, "effect"))});
+      }
+    }
+  }
+  element status;
+  if (root["status"].get(status) != simdjson::SUCCESS) return Status::ok();
+  if (auto s = read_resources(status, "capacity", "status.capacity", node.capacity); !s) return s;
+  if (auto s = read_resources(status, "allocatable", "status.allocatable", node.allocatable); !s) {
+    return s;
+  }
+  array conds;
+  if (status["conditions"].get(conds) == simdjson::SUCCESS) {
+    for (element c : conds) {
+      if (str_or(c, "type") == "Ready") node.ready = str_or(c, "status") == "True";
+    }
+  }
+  return Status::ok();
+}
+
+// A container's request for each resource: requests, else limits (Kubernetes defaults requests
+// to limits when only limits are given).
+Status container_requests(element c, const std::string& where, ResourceList& out) {
+  element res;
+  if (c["resources"].get(res) != simdjson::SUCCESS) return Status::ok();
+  ResourceList limits;
+  if (auto s = read_resources(res, "limits", where + ".resources.limits", limits); !s) return s;
+  if (auto s = read_resources(res, "requests", where + ".resources.requests", out); !s) return s;
+  for (const auto& [r, v] : limits) out.emplace(r, v);
+  return Status::ok();
+}
+
+Status decode_pod(element root, PodStatus& pod) {
+  element spec;
+  if (root["spec"].get(spec) == simdjson::SUCCESS) {
+    pod.node_name = str_or(spec, "nodeName");
+    array gates;
+    pod.gated = spec["schedulingGates"].get(gates) == simdjson::SUCCESS && gates.size() > 0;
+    ResourceList sum;
+    array containers;
+    if (spec["containers"].get(containers) == simdjson::SUCCESS) {
+      std::size_t i = 0;
+      for (element c : containers) {
+        ResourceList r;
+        if (auto s = container_requests(c, "spec.containers[" + std::to_string(i++) + "]", r); !s) {
+          return s;
+        }
+        for (const auto& [k, v] : r) sum[k] += v;
+      }
+    }
+    array inits;
+    if (spec["initContainers"].get(inits) == simdjson::SUCCESS) {
+      std::size_t i = 0;
+      for (element c : inits) {
+        ResourceList r;
+        if (auto s = container_requests(c, "spec.initContainers[" + std::to_string(i++) + "]", r);
+            !s) {
+          return s;
+        }
+        for (const auto& [k, v] : r) sum[k] = std::max(sum[k], v);
+      }
+    }
+    ResourceList overhead;
+    if (auto s = read_resources(spec, "overhead", "spec.overhead", overhead); !s) return s;
+    for (const auto& [k, v] : overhead) sum[k] += v;
+    pod.requests = std::move(sum);
+  }
+  element status;
+  if (root["status"].get(status) == simdjson::SUCCESS) pod.phase = str_or(status, "phase");
+  if (pod.phase.empty()) pod.phase = "Pending";
+  return Status::ok();
+}
+
+const char* error_text(simdjson::error_code e) { return simdjson::error_message(e); }
+
+}  // namespace
+
+struct ObjectDecoder::Impl {
+  simdjson::dom::parser parser;
+};
+
+ObjectDecoder::ObjectDecoder() : impl_(std::make_unique<Impl>()) {}
+ObjectDecoder::~ObjectDecoder() = default;
+
+Result<KubeObject> ObjectDecoder::decode(std::string json) {
+  element root;
+  if (auto err = impl_->parser.parse(json.data(), json.size()).get(root); err) {
+    return Status::invalid(std::string("object is not valid JSON: ") + error_text(err));
+  }
+  if (!root.is_object()) return Status::invalid("object is not a JSON object");
+  KubeObject obj;
+  ObjectMeta& m = obj.meta;
+  std::string_view v;
+  if (root["apiVersion"].get(v) != simdjson::SUCCESS || v.empty()) {
+    return Status::invalid("apiVersion: missing");
+  }
+  m.api_version = v;
+  if (root["kind"].get(v) != simdjson::SUCCESS || v.empty()) return Status::invalid("kind: missing");
+  m.kind = v;
+  element meta;
+  if (root["metadata"].get(meta) != simdjson::SUCCESS || !meta.is_object()) {
+    return Status::invalid("metadata: missing");
+  }
+  if (meta["name"].get(v) != simdjson::SUCCESS || v.empty()) {
+    return Status::invalid("metadata.name: missing");
+  }
+  m.name = v;
+  m.namespace_ = str_or(meta, "namespace");
+  m.uid = str_or(meta, "uid");
+  m.resource_version = str_or(meta, "resourceVersion");
+  element dts;
+  m.deleting = meta["deletionTimestamp"].get(dts) == simdjson::SUCCESS && !dts.is_null();
+  if (auto s = read_string_map(meta, "labels", "metadata.labels", m.labels); !s) return s;
+  if (auto s = read_string_map(meta, "annotations", "metadata.annotations", m.annotations); !s) {
+    return s;
+  }
+  array owners;
+  if (meta["ownerReferences"].get(owners) == simdjson::SUCCESS) {
+    for (element o : owners) {
+      bool controller = false;
+      if (o["controller"].get(controller) == simdjson::SUCCESS && controller) {
+        m.controller = OwnerRef{std::string(str_or(o, "apiVersion")), std::string(str_or(o, "kind")), std::string(str_or(o, "name")),
+                                std::string(str_or(o, "uid"))};
+      }
+    }
+  }
+  // Node and Pod are the scheduler's own kinds (capacity and its use), not workload kinds.
+  if (m.api_version == "v1" && m.kind == "Node") {
+    obj.node.emplace();
+    if (auto s = decode_node(root, *obj.node); !s) return s;
+  } else if (m.api_version == "v1" && m.kind == "Pod") {
+    obj.pod.emplace();
+    if (auto s = decode_pod(root, *obj.pod); !s) return s;
+  }
+  obj.json = std::move(json);
+  return obj;
+}
+
+std::string stable_uid(std::string_view kind, std::string_view ns, std::string_view name) {
+  // Two FNV-1a 64-bit hashes with different offsets; formatted as a version-8 (custom) UUID.
+  auto fnv = [&](uint64_t h) {
+    for (std::string_view part : {kind, std::string_view("/"), ns, std::string_view("/"), name}) {
+      for (unsigned char c : part) {
+        h ^= c;
+        h *= 0x100000001b3ULL;
+      }
+    }
+    return h;
+  };
+  uint64_t hi = fnv(0xcbf29ce484222325ULL);
+  uint64_t lo = fnv(0x84222325cbf29ce4ULL);
+  hi = (hi & ~0xF000ULL) | 0x8000ULL;                         // version 8
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);             // RFC 4122 variant
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+}  // namespace gpuaas::core

@@ -1,0 +1,140 @@
+#include "gpuaas/core/state_view.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "gpuaas/core/quantity.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+
+// GPU counts as numbers (fractions stay fractions); other resources as Kubernetes quantities.
+json gpus(int64_t milli) {
+  if (milli % 1000 == 0) return milli / 1000;
+  return static_cast<double>(milli) / 1000.0;
+}
+
+json resources(const ResourceList& r) {
+  json j = json::object();
+  for (const auto& [name, milli] : r) j[name] = format_milli(milli);
+  return j;
+}
+
+int64_t get(const ResourceList& r, const char* name) {
+  auto it = r.find(name);
+  return it == r.end() ? 0 : it->second;
+}
+
+json latest_samples(const std::vector<const SeriesSample*>& samples) {
+  json j = json::object();
+  for (const auto* s : samples) j[s->name] = s->value;
+  return j;
+}
+
+json node_json(const ClusterModel& model, const KubeObject& n) {
+  const NodeStatus& st = *n.node;
+  auto product = n.meta.labels.find(kGpuProductLabel);
+  const ResourceList& req = model.node_requested(n.meta.name);
+  json j = {
+      {"name", n.meta.name},
+      {"uid", n.meta.uid},
+      {"ready", st.ready},
+      {"unschedulable", st.unschedulable},
+      {"gpu_product", product == n.meta.labels.end() ? "" : product->second},
+      {"gpus",
+       {{"capacity", gpus(get(st.capacity, kGpuResource))},
+        {"allocatable", gpus(get(st.allocatable, kGpuResource))},
+        {"requested", gpus(get(req, kGpuResource))}}},
+      {"capacity", resources(st.capacity)},
+      {"allocatable", resources(st.allocatable)},
+      {"requested", resources(req)},
+      {"labels", n.meta.labels},
+  };
+  if (!st.taints.empty()) {
+    json taints = json::array();
+    for (const auto& t : st.taints) {
+      taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
+    }
+    j["taints"] = std::move(taints);
+  }
+  // Per-GPU samples from dcgm-exporter (Hostname/gpu labels).
+  json per_gpu = json::object();
+  std::string prefix = n.meta.name + "/";
+  for (const auto& key : model.metrics().gpu_keys()) {
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string gpu = key.substr(prefix.size());
+    per_gpu[gpu] = latest_samples(model.metrics().for_gpu(n.meta.name, gpu));
+  }
+  if (!per_gpu.empty()) j["gpu_metrics"] = std::move(per_gpu);
+  return j;
+}
+
+json workload_json(const ClusterModel& model, const KubeObject& w) {
+  auto queue = w.meta.labels.find("kueue.x-k8s.io/queue-name");
+  json pods = json::array();
+  json metrics = json::object();
+  for (const auto* p : model.pods_of(w.meta)) {
+    pods.push_back(p->meta.name);
+    for (const auto* s : model.metrics().for_pod(p->meta.namespace_, p->meta.name)) {
+      metrics[p->meta.name][s->name] = s->value;
+    }
+  }
+  return {
+      {"api_version", w.meta.api_version},
+      {"kind", w.meta.kind},
+      {"namespace", w.meta.namespace_},
+      {"name", w.meta.name},
+      {"uid", w.meta.uid},
+      {"resource_version", w.meta.resource_version},
+      {"queue", queue == w.meta.labels.end() ? "" : queue->second},
+      // Lifecycle and demand come from the workload kind's plugin; none is loaded for it yet.
+      {"state", "Unknown"},
+      {"labels", w.meta.labels},
+      {"pods", std::move(pods)},
+      {"metrics", std::move(metrics)},
+  };
+}
+
+}  // namespace
+
+std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
+                              const DaemonConfig& config) {
+  json nodes = json::array();
+  for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n));
+  json pools = json::object();
+  for (const auto& [product, p] : model.gpu_pools()) {
+    pools[product] = {{"nodes", p.nodes},
+                      {"ready_nodes", p.ready_nodes},
+                      {"capacity", gpus(p.capacity_milli)},
+                      {"allocatable", gpus(p.allocatable_milli)},
+                      {"requested", gpus(p.requested_milli)}};
+  }
+  json workloads = json::array();
+  for (const auto& [key, w] : model.workloads()) workloads.push_back(workload_json(model, w));
+  std::size_t running = 0;
+  for (const auto& [key, p] : model.pods()) running += p.pod->phase == "Running" ? 1 : 0;
+  json j = {
+      {"clock", model.now().time_since_epoch().count() == 0 ? json(nullptr)
+                                                            : json(format_rfc3339(model.now()))},
+      {"nodes", std::move(nodes)},
+      {"gpus_by_flavor", std::move(pools)},
+      {"workloads", std::move(workloads)},
+      {"pods", {{"total", model.pods().size()}, {"running", running}}},
+      {"metrics", {{"series", model.metrics().series_count()}}},
+      {"policies", config.policy_files},
+      {"intake",
+       {{"events_applied", stats.events_applied},
+        {"events_replayed", stats.events_replayed},
+        {"redeliveries_skipped", stats.redeliveries_skipped},
+        {"deadlettered", stats.deadlettered},
+        {"last_applied_sequence", stats.last_applied_sequence},
+        {"objects_applied", model.stats().objects_applied},
+        {"duplicates", model.stats().duplicates},
+        {"stale", model.stats().stale},
+        {"samples_recorded", model.stats().samples_recorded}}},
+  };
+  return j.dump();
+}
+
+}  // namespace gpuaas::core

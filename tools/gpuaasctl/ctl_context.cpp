@@ -1,0 +1,30 @@
+#include "ctl_context.hpp"
+
+#include <iostream>
+
+#include "gpuaas/bus/nats_bus.hpp"
+
+namespace gpuaas::ctl {
+
+Result<std::unique_ptr<bus::Bus>> CtlContext::connect() const {
+  bus::NatsOptions o;
+  o.url = server;
+  o.name = "gpuaasctl";
+  o.retry_on_failed_connect = false;
+  o.max_reconnect = 0;
+  return bus::connect_nats(o);
+}
+
+int fail(const Status& s) {
+  std::cerr << "gpuaasctl: " << s.message() << "\n";
+  switch (s.code()) {
+    case StatusCode::kOk:
+      return kExitOk;
+    case StatusCode::kUnavailable:
+      return kExitUnreachable;
+    default:
+      return kExitInvalidInput;
+  }
+}
+
+}  // namespace gpuaas::ctl

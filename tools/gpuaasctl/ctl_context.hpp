@@ -1,0 +1,27 @@
+// What every gpuaasctl command shares: where the server is, how to reach it, and exit codes.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "gpuaas/base/status.hpp"
+#include "gpuaas/bus/bus.hpp"
+#include "gpuaas/bus/subjects.hpp"
+
+namespace gpuaas::ctl {
+
+enum ExitCode { kExitOk = 0, kExitInvalidInput = 1, kExitUsage = 2, kExitUnreachable = 3 };
+
+struct CtlContext {
+  std::string server = "nats://127.0.0.1:4222";
+  std::string subject_root = "gpuaas";
+  std::string source = "gpuaasctl";
+  bus::Subjects subjects() const { return bus::Subjects(subject_root); }
+  // Connects once (fails at once when the server is down: exit 3).
+  Result<std::unique_ptr<bus::Bus>> connect() const;
+};
+
+// Prints "gpuaasctl: message" on stderr; returns the exit code for the status.
+int fail(const Status& s);
+
+}  // namespace gpuaas::ctl

@@ -1,0 +1,24 @@
+// Kubernetes manifests as kubectl reads them: YAML or JSON, one or many documents ('---'),
+// empty documents skipped, a `kind: List` expanded into its items.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpuaas/base/status.hpp"
+
+namespace gpuaas::ctl {
+
+struct Manifest {
+  std::string json;    // the object, compact JSON
+  std::string origin;  // "FILE:LINE" of the document, for messages
+};
+
+// path "-" reads standard input. Errors name FILE:LINE:COLUMN.
+Result<std::vector<Manifest>> read_manifests(const std::string& path);
+Result<std::vector<Manifest>> parse_manifests(const std::string& text, const std::string& origin);
+
+// Reads a whole file ("-": standard input).
+Result<std::string> read_input(const std::string& path);
+
+}  // namespace gpuaas::ctl

@@ -1,0 +1,82 @@
+// state: the daemon's model, by request-reply.
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+
+namespace gpuaas::ctl {
+namespace {
+
+using nlohmann::json;
+
+std::string text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "-";
+  return v.dump();
+}
+
+void table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      std::cout << std::left << std::setw(static_cast<int>(i + 1 < r.size() ? width[i] + 2 : 0))
+                << r[i];
+    }
+    std::cout << "\n";
+  }
+}
+
+void print_human(const json& s) {
+  const auto& in = s["intake"];
+  std::cout << "CLOCK " << text(s["clock"]) << "   EVENTS APPLIED " << text(in["events_applied"])
+            << "   DEAD-LETTERED " << text(in["deadlettered"]) << "\n\nNODES\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "READY", "GPU PRODUCT", "GPUS", "ALLOCATABLE", "REQUESTED"}};
+  for (const auto& n : s["nodes"]) {
+    rows.push_back({text(n["name"]), n["ready"].get<bool>() ? "True" : "False",
+                    text(n["gpu_product"]), text(n["gpus"]["capacity"]),
+                    text(n["gpus"]["allocatable"]), text(n["gpus"]["requested"])});
+  }
+  table(rows);
+  std::cout << "\nGPUS BY FLAVOR\n";
+  rows = {{"FLAVOR", "NODES", "READY", "CAPACITY", "ALLOCATABLE", "REQUESTED"}};
+  for (const auto& [name, p] : s["gpus_by_flavor"].items()) {
+    rows.push_back({name, text(p["nodes"]), text(p["ready_nodes"]), text(p["capacity"]),
+                    text(p["allocatable"]), text(p["requested"])});
+  }
+  table(rows);
+  std::cout << "\nWORKLOADS\n";
+  rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "PODS"}};
+  for (const auto& w : s["workloads"]) {
+    rows.push_back({text(w["namespace"]), text(w["kind"]), text(w["name"]), text(w["queue"]),
+                    text(w["state"]), std::to_string(w["pods"].size())});
+  }
+  table(rows);
+  std::cout << "\nPODS " << text(s["pods"]["total"]) << " (" << text(s["pods"]["running"])
+            << " running)   METRIC SERIES " << text(s["metrics"]["series"]) << "\n";
+}
+
+}  // namespace
+
+int show_state(const CtlContext& ctx, bool as_json) {
+  auto bus = ctx.connect();
+  if (!bus) return fail(bus.status());
+  bus::Message req{ctx.subjects().api("state"), {}, "{}"};
+  auto reply = (*bus)->request(req, std::chrono::seconds(5));
+  if (!reply) return fail(reply.status());
+  if (as_json) {
+    std::cout << reply->data << "\n";
+    return kExitOk;
+  }
+  json s = json::parse(reply->data, nullptr, false);
+  if (s.is_discarded()) return fail(Status::internal("the daemon's answer is not JSON"));
+  print_human(s);
+  return kExitOk;
+}
+
+}  // namespace gpuaas::ctl

@@ -1,0 +1,120 @@
+// gpuaasd: the daemon. Thin: flags and config -> DaemonConfig, then core::Daemon does the work.
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <iostream>
+#include <spdlog/spdlog.h>
+#include <thread>
+
+#include "gpuaas/bus/memory_bus.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/core/daemon.hpp"
+#include "gpuaas/core/logging.hpp"
+#include "gpuaas/telemetry/admin_server.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace {
+
+// Signals are taken by one thread with sigwait, so the daemon is stopped from ordinary code.
+void block_signals(sigset_t& set) {
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using gpuaas::core::DaemonConfig;
+  sigset_t signals;
+  block_signals(signals);
+
+  CLI::App app{"gpuaasd: GPU-as-a-Service controller daemon"};
+  std::string config_file;
+  std::optional<std::string> server, plugins, admin, log_format, log_level;
+  std::vector<std::string> policies;
+  app.add_option("--config", config_file, "YAML configuration file (flags win)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--server", server,
+                 "NATS URL, or 'embedded' for an in-process bus (default nats://127.0.0.1:4222 "
+                 "or $GPUAAS_SERVER)");
+  app.add_option("--policy", policies, "Policy file (YAML), repeatable");
+  app.add_option("--plugins", plugins, "Directory of workload plugins");
+  app.add_option("--admin", admin, "Admin and /metrics listen address (default 127.0.0.1:9464)");
+  app.add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  CLI11_PARSE(app, argc, argv);
+
+  DaemonConfig cfg = gpuaas::core::default_config();
+  if (const char* env = std::getenv("GPUAAS_SERVER"); env != nullptr && *env != '\0') {
+    cfg.server = env;
+  }
+  if (!config_file.empty()) {
+    if (auto s = gpuaas::core::load_config_file(config_file, cfg); !s) {
+      std::cerr << "gpuaasd: " << s.message() << "\n";
+      return 1;
+    }
+  }
+  if (server) cfg.server = *server;
+  if (!policies.empty()) cfg.policy_files = policies;
+  if (plugins) cfg.plugins_dir = *plugins;
+  if (admin) cfg.admin_listen = *admin;
+  if (log_format) cfg.log_format = *log_format;
+  if (log_level) cfg.log_level = *log_level;
+  if (auto s = gpuaas::core::setup_logging(cfg.log_format, cfg.log_level); !s) {
+    std::cerr << "gpuaasd: " << s.message() << "\n";
+    return 2;
+  }
+
+  std::unique_ptr<gpuaas::bus::Bus> bus;
+  if (cfg.server == gpuaas::core::kEmbeddedServer) {
+    bus = gpuaas::bus::make_memory_bus();
+    cfg.tick_interval = std::chrono::milliseconds(0);
+  } else {
+    cfg.nats.url = cfg.server;
+    auto b = gpuaas::bus::connect_nats(cfg.nats);
+    if (!b) {
+      spdlog::error("{}", b.status().message());
+      return 3;
+    }
+    bus = std::move(b).value();
+  }
+
+  auto registry = std::make_shared<gpuaas::telemetry::Registry>();
+  std::unique_ptr<gpuaas::telemetry::AdminServer> admin_server;
+  if (!cfg.admin_listen.empty()) {
+    auto a = gpuaas::telemetry::AdminServer::Start(cfg.admin_listen, registry);
+    if (!a) {
+      spdlog::error("admin server: {}", a.status().message());
+      return 1;
+    }
+    admin_server = std::move(a).value();
+    spdlog::info("admin and /metrics on http://{}", admin_server->address());
+  }
+
+  gpuaas::core::Daemon daemon(cfg, *bus, registry);
+  if (auto s = daemon.start(); !s) {
+    spdlog::error("start: {}", s.message());
+    return s.code() == gpuaas::StatusCode::kUnavailable ? 3 : 1;
+  }
+  std::thread signal_thread([&] {
+    int sig = 0;
+    while (sigwait(&signals, &sig) == 0) {
+      if (sig == SIGHUP) {
+        spdlog::info("SIGHUP: nothing to reload yet");
+        continue;
+      }
+      spdlog::info("signal {}: finishing the batch in flight, then stopping", sig);
+      daemon.stop();
+      return;
+    }
+  });
+  spdlog::info("gpuaasd running on {}", cfg.server);
+  auto s = daemon.run();
+  // Wake the signal thread if the intake ended by itself.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  (void)bus->flush(std::chrono::seconds(2));
+  return s ? 0 : 1;
+}
