@@ -22,3 +22,6 @@ if(GPUAAS_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()
 find_package(benchmark REQUIRED)
+
+# The daemon allocates per event; jemalloc cuts that cost by about a quarter (gpuaas-bench bus).
+find_library(JEMALLOC_LIBRARY NAMES jemalloc REQUIRED)

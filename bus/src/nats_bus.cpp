@@ -6,6 +6,9 @@
 #include <nats/nats.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <thread>
 #include <charconv>
 #include <cstring>
 #include <mutex>
@@ -230,6 +233,72 @@ class NatsConsumer final : public Consumer {
   std::string ephemeral_;  // deleted on destruction
 };
 
+// Fetches ahead on its own thread: while the caller applies batch N, the server is already
+// streaming batch N+1. Acks stay with the caller (after it applied the batch), so a batch fetched
+// ahead and never applied is simply redelivered, which the daemon's recovery handles.
+class PrefetchingConsumer final : public Consumer {
+ public:
+  PrefetchingConsumer(std::unique_ptr<Consumer> inner, int depth, std::size_t batch,
+                      std::chrono::milliseconds wait)
+      : inner_(std::move(inner)), depth_(static_cast<std::size_t>(depth)), batch_(batch),
+        wait_(wait) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~PrefetchingConsumer() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  Result<std::unique_ptr<Batch>> fetch(std::size_t, std::chrono::milliseconds wait) override {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, wait, [this] { return !ready_.empty(); })) {
+      return std::unique_ptr<Batch>(std::make_unique<NatsBatch>(natsMsgList{}, false));
+    }
+    auto r = std::move(ready_.front());
+    ready_.pop_front();
+    cv_.notify_all();
+    return r;
+  }
+
+ private:
+  void loop() {
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || ready_.size() < depth_; });
+        if (stop_) return;
+      }
+      auto r = inner_->fetch(batch_, wait_);
+      bool failed = !r.is_ok();
+      if (r.is_ok() && (*r)->size() == 0) continue;
+      {
+        std::lock_guard lock(mu_);
+        ready_.push_back(std::move(r));
+      }
+      cv_.notify_all();
+      if (failed) {
+        // Let the caller see the error and back off before trying again.
+        std::unique_lock lock(mu_);
+        cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; });
+      }
+    }
+  }
+
+  std::unique_ptr<Consumer> inner_;
+  std::size_t depth_;
+  std::size_t batch_;
+  std::chrono::milliseconds wait_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Result<std::unique_ptr<Batch>>> ready_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 // -- the bus -----------------------------------------------------------------------------------
 
 class NatsBus final : public Bus {
@@ -427,8 +496,10 @@ class NatsBus final : public Bus {
     natsStatus s =
         js_PullSubscribe(&sub, conn_->js, nullptr, cs.durable.c_str(), nullptr, &so, &jerr);
     if (s != NATS_OK) return from_nats(s, "binding to consumer " + cs.durable, jerr);
-    return std::unique_ptr<Consumer>(
-        std::make_unique<NatsConsumer>(conn_, sub, true, cs.stream, std::string()));
+    auto direct = std::make_unique<NatsConsumer>(conn_, sub, true, cs.stream, std::string());
+    if (cs.prefetch_batches <= 0) return std::unique_ptr<Consumer>(std::move(direct));
+    return std::unique_ptr<Consumer>(std::make_unique<PrefetchingConsumer>(
+        std::move(direct), cs.prefetch_batches, cs.fetch_batch, cs.fetch_wait));
   }
 
   Result<std::unique_ptr<Consumer>> open_reader(const std::string& stream,

@@ -61,10 +61,18 @@ void count_message(natsConnection*, natsSubscription*, natsMsg* m, void* closure
   }
 }
 
+// The same bytes as the daemon reads: headers included.
+natsMsg* make_msg(const Message& m) {
+  natsMsg* msg = nullptr;
+  natsMsg_Create(&msg, m.subject.c_str(), nullptr, m.data.data(), static_cast<int>(m.data.size()));
+  for (const auto& [k, v] : m.headers) natsMsgHeader_Add(msg, k.c_str(), v.c_str());
+  return msg;
+}
+
 }  // namespace
 
-Result<double> measure_core_rate(const std::string& url, const std::string& subject,
-                                 const std::string& payload, int64_t count) {
+Result<double> measure_core_rate(const std::string& url, const Message& m, int64_t count) {
+  const std::string& subject = m.subject;
   auto sub_conn = open(url);
   if (!sub_conn) return sub_conn.status();
   auto pub_conn = open(url);
@@ -81,8 +89,9 @@ Result<double> measure_core_rate(const std::string& url, const std::string& subj
   natsConnection_Flush((*sub_conn)->nc);
   auto start = Clock::now();
   for (int64_t i = 0; i < count; ++i) {
-    natsConnection_Publish((*pub_conn)->nc, subject.c_str(), payload.data(),
-                           static_cast<int>(payload.size()));
+    natsMsg* msg = make_msg(m);
+    natsConnection_PublishMsg((*pub_conn)->nc, msg);
+    natsMsg_Destroy(msg);
   }
   natsConnection_Flush((*pub_conn)->nc);
   bool done;
@@ -98,8 +107,7 @@ Result<double> measure_core_rate(const std::string& url, const std::string& subj
 }
 
 Result<double> fill_stream(const std::string& url, const StreamSettings& stream,
-                           const std::string& subject, const std::string& payload,
-                           int64_t count) {
+                           const Message& m, int64_t count) {
   auto c = open(url);
   if (!c) return c.status();
   js_DeleteStream((*c)->js, stream.name.c_str(), nullptr, nullptr);
@@ -118,9 +126,12 @@ Result<double> fill_stream(const std::string& url, const StreamSettings& stream,
   jsStreamInfo_Destroy(si);
   auto start = Clock::now();
   for (int64_t i = 0; i < count; ++i) {
-    natsStatus s = js_PublishAsync((*c)->js, subject.c_str(), payload.data(),
-                                   static_cast<int>(payload.size()), nullptr);
-    if (s != NATS_OK) return Status::internal("async publish failed");
+    natsMsg* msg = make_msg(m);
+    natsStatus s = js_PublishMsgAsync((*c)->js, &msg, nullptr);
+    if (s != NATS_OK) {
+      natsMsg_Destroy(msg);
+      return Status::internal("async publish failed");
+    }
   }
   jsPubOptions po;
   jsPubOptions_Init(&po);

@@ -63,7 +63,7 @@ void ClusterModel::bind_pod(const KubeObject& pod, int sign) {
   if (req.empty()) node_requested_.erase(pod.pod->node_name);
 }
 
-ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject obj, EventTime at) {
+ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime at) {
   advance(at);
   std::string key = key_of(obj.meta);
   const bool is_node = obj.node.has_value();
@@ -81,7 +81,7 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject obj, EventTime at
   }
 
   ApplyOutcome order = check_order(current, obj.meta);
-  if (order == ApplyOutcome::kApplied && current == nullptr) {
+  if (order == ApplyOutcome::kApplied && current == nullptr && !tombstones_.empty()) {
     // A late event for an object already deleted must not bring it back.
     auto t = tombstones_.find(key);
     if (t != tombstones_.end() && t->second.uid == obj.meta.uid) {
@@ -120,7 +120,7 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject obj, EventTime at
     return ApplyOutcome::kApplied;
   }
 
-  tombstones_.erase(key);
+  if (!tombstones_.empty()) tombstones_.erase(key);
   if (is_pod) {
     if (current != nullptr) bind_pod(*current, -1);
     bind_pod(obj, +1);

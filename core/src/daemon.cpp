@@ -16,6 +16,9 @@ bus::ConsumerSettings consumer_settings(const DaemonConfig& c) {
   cs.durable = c.intake.durable;
   cs.ack_wait = c.intake.ack_wait;
   cs.max_ack_pending = c.intake.max_ack_pending;
+  cs.prefetch_batches = c.intake.prefetch_batches;
+  cs.fetch_batch = c.intake.fetch_batch;
+  cs.fetch_wait = c.intake.fetch_wait;
   return cs;
 }
 
@@ -111,7 +114,7 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
         if (counters_->redeliveries != nullptr) counters_->redeliveries->Increment();
         continue;
       }
-      Delivery d{batch.subject(i), batch.data(i), batch.header(i, "content-type"), seq};
+      Delivery d{batch.subject(i), batch.data(i), std::nullopt, seq};
       if (!applier_->apply(d, model_)) ++st.deadlettered;
       ++applied;
       ++st.events_applied;

@@ -194,6 +194,8 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
                  [&](const YAML::Node& v) { return read_duration(path, v, in.fetch_wait); }},
                 {"ackWait",
                  [&](const YAML::Node& v) { return read_duration(path, v, in.ack_wait); }},
+                {"prefetchBatches",
+                 [&](const YAML::Node& v) { return read_int(path, v, in.prefetch_batches, 0); }},
                 {"maxAckPending",
                  [&](const YAML::Node& v) { return read_int(path, v, in.max_ack_pending, 1); }}},
                "intake");

@@ -150,7 +150,7 @@ bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
                   model);
   }
   if (m.uid.empty()) m.uid = stable_uid(m.kind, m.namespace_, m.name);
-  model.apply(change_of(o->type()), std::move(obj).value(), event_time_of(event_));
+  model.apply(change_of(o->type()), std::move(obj.value()), event_time_of(event_));
   if (applied_[0] != nullptr) applied_[0]->Increment();
   return true;
 }

@@ -114,21 +114,30 @@ bus::Message encode_deadletter(const v1::DeadLetter& d, std::string subject) {
 Status decode_event(std::string_view data, std::optional<std::string_view> content_type,
                     v1::Event& out) {
   out.Clear();
-  std::string_view ct = content_type.value_or(kContentTypeProtobuf);
-  if (ct.substr(0, kContentTypeJson.size()) == kContentTypeJson) {
+  // The body tells its own encoding: the JSON mapping is an object, a protobuf Event never starts
+  // with '{' (that byte would be field 15 as a group). Reading the header costs a header parse per
+  // message on the hot path, so it is only consulted when given.
+  auto first = data.find_first_not_of(" \t\r\n");
+  bool json = first != std::string_view::npos && data[first] == '{';
+  if (content_type) {
+    std::string_view ct = *content_type;
+    bool says_json = ct.substr(0, kContentTypeJson.size()) == kContentTypeJson;
+    bool says_proto = ct.substr(0, kContentTypeProtobuf.size()) == kContentTypeProtobuf ||
+                      ct == "application/x-protobuf";
+    if (!says_json && !says_proto) {
+      return Status::invalid("unsupported content-type \"" + std::string(ct.substr(0, 60)) + "\"");
+    }
+    json = says_json;
+  }
+  if (json) {
     google::protobuf::util::JsonParseOptions opts;
     opts.ignore_unknown_fields = false;
     auto st = google::protobuf::util::JsonStringToMessage(
         google::protobuf::StringPiece(data.data(), data.size()), &out, opts);
     if (!st.ok()) return Status::invalid("event JSON does not decode: " + st.ToString());
-  } else if (ct.substr(0, kContentTypeProtobuf.size()) == kContentTypeProtobuf ||
-             ct == "application/x-protobuf") {
-    if (!out.ParseFromArray(data.data(), static_cast<int>(data.size()))) {
-      return Status::invalid("payload is not a gpuaas.v1.Event (protobuf decode failed, " +
-                             std::to_string(data.size()) + " bytes)");
-    }
-  } else {
-    return Status::invalid("unsupported content-type \"" + std::string(ct.substr(0, 60)) + "\"");
+  } else if (!out.ParseFromArray(data.data(), static_cast<int>(data.size()))) {
+    return Status::invalid("payload is not a gpuaas.v1.Event (protobuf decode failed, " +
+                           std::to_string(data.size()) + " bytes)");
   }
   if (out.id().empty()) return Status::invalid("event id: missing");
   if (!out.has_time()) return Status::invalid("event time: missing");

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "gpuaas/core/quantity.hpp"
 
@@ -148,6 +150,9 @@ const char* error_text(simdjson::error_code e) { return simdjson::error_message(
 
 struct ObjectDecoder::Impl {
   simdjson::dom::parser parser;
+  // simdjson reads SIMDJSON_PADDING bytes past the end; copying into a buffer that keeps its
+  // padding is cheaper than the allocation parse() would make for every unpadded input.
+  std::vector<char> padded;
 };
 
 ObjectDecoder::ObjectDecoder() : impl_(std::make_unique<Impl>()) {}
@@ -155,7 +160,12 @@ ObjectDecoder::~ObjectDecoder() = default;
 
 Result<KubeObject> ObjectDecoder::decode(std::string json) {
   element root;
-  if (auto err = impl_->parser.parse(json.data(), json.size()).get(root); err) {
+  auto& buf = impl_->padded;
+  if (buf.size() < json.size() + simdjson::SIMDJSON_PADDING) {
+    buf.resize(json.size() + simdjson::SIMDJSON_PADDING);
+  }
+  std::memcpy(buf.data(), json.data(), json.size());
+  if (auto err = impl_->parser.parse(buf.data(), json.size(), false).get(root); err) {
     return Status::invalid(std::string("object is not valid JSON: ") + error_text(err));
   }
   if (!root.is_object()) return Status::invalid("object is not a JSON object");
@@ -182,8 +192,12 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
   element dts;
   m.deleting = meta["deletionTimestamp"].get(dts) == simdjson::SUCCESS && !dts.is_null();
   if (auto s = read_string_map(meta, "labels", "metadata.labels", m.labels); !s) return s;
-  if (auto s = read_string_map(meta, "annotations", "metadata.annotations", m.annotations); !s) {
-    return s;
+  // Nodes and Pods are frequent and big; nothing in core reads their annotations.
+  const bool scheduler_kind = m.api_version == "v1" && (m.kind == "Node" || m.kind == "Pod");
+  if (!scheduler_kind) {
+    if (auto s = read_string_map(meta, "annotations", "metadata.annotations", m.annotations); !s) {
+      return s;
+    }
   }
   array owners;
   if (meta["ownerReferences"].get(owners) == simdjson::SUCCESS) {

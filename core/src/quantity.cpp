@@ -27,6 +27,14 @@ constexpr std::array<Suffix, 16> kSuffixes{{
 
 std::optional<int64_t> parse_quantity_milli(std::string_view s) {
   if (s.empty() || s.size() > 64) return std::nullopt;
+  // Fast path for what nodes and pods mostly carry: a small plain integer, optionally "m".
+  if (s.size() <= 12) {
+    int64_t v = 0;
+    std::size_t i = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + (s[i++] - '0');
+    if (i > 0 && i == s.size()) return v * 1000;
+    if (i > 0 && i + 1 == s.size() && s[i] == 'm') return v;
+  }
   // Number part: sign, digits, optional fraction.
   std::size_t i = 0;
   bool negative = false;

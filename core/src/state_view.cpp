@@ -26,6 +26,12 @@ int64_t get(const ResourceList& r, const char* name) {
   return it == r.end() ? 0 : it->second;
 }
 
+json labels_json(const Labels& labels) {
+  json j = json::object();
+  for (const auto& [k, v] : labels) j[k] = v;
+  return j;
+}
+
 json latest_samples(const std::vector<const SeriesSample*>& samples) {
   json j = json::object();
   for (const auto* s : samples) j[s->name] = s->value;
@@ -49,7 +55,7 @@ json node_json(const ClusterModel& model, const KubeObject& n) {
       {"capacity", resources(st.capacity)},
       {"allocatable", resources(st.allocatable)},
       {"requested", resources(req)},
-      {"labels", n.meta.labels},
+      {"labels", labels_json(n.meta.labels)},
   };
   if (!st.taints.empty()) {
     json taints = json::array();
@@ -90,7 +96,7 @@ json workload_json(const ClusterModel& model, const KubeObject& w) {
       {"queue", queue == w.meta.labels.end() ? "" : queue->second},
       // Lifecycle and demand come from the workload kind's plugin; none is loaded for it yet.
       {"state", "Unknown"},
-      {"labels", w.meta.labels},
+      {"labels", labels_json(w.meta.labels)},
       {"pods", std::move(pods)},
       {"metrics", std::move(metrics)},
   };

@@ -47,8 +47,8 @@ Workload make_events(const json& tmpl, int64_t n, const bus::Subjects& subjects)
     obj["metadata"]["uid"] = core::stable_uid(kind, ns, name);
     obj["metadata"]["resourceVersion"] = std::to_string(i + 1);
     // kubectl get -o json indents by 4.
-    auto ev = core::make_object_event(core::ChangeType::kModified, obj.dump(4),
-                                      "bench-" + std::to_string(i), "gpuaas-bench",
+    auto ev = core::make_object_event(core::ChangeType::kModified, obj.dump(),
+                                      std::to_string(i), "bench",
                                       t0 + std::chrono::milliseconds(i));
     w.messages.push_back(core::encode_event(ev, subjects.events(ns, kind)));
     w.bytes += w.messages.back().data.size();
@@ -57,19 +57,21 @@ Workload make_events(const json& tmpl, int64_t n, const bus::Subjects& subjects)
 }
 
 json small_pod() {
-  return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"bench",
-    "labels":{"app":"bench"}},"spec":{"nodeName":"node-1","containers":[{"name":"main",
-    "resources":{"limits":{"nvidia.com/gpu":"1"}}}]},"status":{"phase":"Running"}})");
+  // About 300 bytes on the wire with its envelope.
+  return json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"bench"},
+    "spec":{"nodeName":"node-1","containers":[{"name":"main","resources":{"limits":
+    {"nvidia.com/gpu":"1"}}}]}})");
 }
 
 struct Rates {
   std::vector<double> core, js_publish, js_fetch, daemon;
 };
 
-Result<double> daemon_rate(const std::string& url, const Workload& w, int batch) {
+Result<double> daemon_rate(const std::string& url, const Workload& w, int batch, int prefetch) {
   auto cfg = core::default_config(kRoot);
   cfg.tick_interval = std::chrono::milliseconds(0);
   cfg.intake.fetch_batch = static_cast<std::size_t>(batch);
+  cfg.intake.prefetch_batches = prefetch;
   cfg.nats.url = url;
   auto bus = bus::connect_nats(cfg.nats);
   if (!bus) return bus.status();
@@ -101,19 +103,23 @@ Result<double> daemon_rate(const std::string& url, const Workload& w, int batch)
   return static_cast<double>(n) / elapsed;
 }
 
-Status measure(const std::string& url, const Workload& w, int batch, Rates& r) {
-  const std::string& payload = w.messages.front().data;
+Status measure(const std::string& url, const Workload& w, const BusBenchOptions& o, Rates& r) {
+  const int batch = o.batch;
+  // The raw rates move the same bytes (headers and body) as the daemon reads.
+  bus::Message sample = w.messages.front();
   auto n = static_cast<int64_t>(w.messages.size());
-  auto core_rate = bus::measure_core_rate(url, std::string(kRoot) + ".core", payload, n);
+  sample.subject = std::string(kRoot) + ".core";
+  auto core_rate = bus::measure_core_rate(url, sample, n);
   if (!core_rate) return core_rate.status();
   bus::StreamSettings raw;
   raw.name = "GPUAAS_BENCH_RAW";
   raw.subjects = {std::string(kRoot) + ".raw"};
-  auto pub = bus::fill_stream(url, raw, raw.subjects[0], payload, n);
+  sample.subject = raw.subjects[0];
+  auto pub = bus::fill_stream(url, raw, sample, n);
   if (!pub) return pub.status();
   auto fetch = bus::measure_fetch_ack_rate(url, raw.name, "bench", n, batch);
   if (!fetch) return fetch.status();
-  auto daemon = daemon_rate(url, w, batch);
+  auto daemon = daemon_rate(url, w, batch, o.prefetch);
   if (!daemon) return daemon.status();
   auto b = bus::connect_nats({.url = url});
   if (b) (void)(*b)->delete_stream(raw.name);
@@ -127,7 +133,10 @@ Status measure(const std::string& url, const Workload& w, int batch, Rates& r) {
 json summary(const Rates& r, const Workload& w) {
   double js = median(r.js_fetch);
   double d = median(r.daemon);
+  std::size_t header_bytes = 0;
+  for (const auto& [k, v] : w.messages.front().headers) header_bytes += k.size() + v.size() + 4;
   return {{"message_bytes", w.bytes / w.messages.size()},
+          {"header_bytes", header_bytes},
           {"messages", w.messages.size()},
           {"core_msgs_per_second", std::round(median(r.core))},
           {"jetstream_publish_msgs_per_second", std::round(median(r.js_publish))},
@@ -175,13 +184,13 @@ int run_bus_bench(const BusBenchOptions& o) {
   for (int i = 0; i < o.repeat; ++i) {
     std::cerr << "round " << i + 1 << "/" << o.repeat << ": large messages ("
               << large.bytes / large.messages.size() << " bytes)\n";
-    if (auto s = measure(url, large, o.batch, rl); !s) {
+    if (auto s = measure(url, large, o, rl); !s) {
       std::cerr << "gpuaas-bench: " << s.message() << "\n";
       return 1;
     }
     std::cerr << "round " << i + 1 << "/" << o.repeat << ": small messages ("
               << small.bytes / small.messages.size() << " bytes)\n";
-    if (auto s = measure(url, small, o.batch, rs); !s) {
+    if (auto s = measure(url, small, o, rs); !s) {
       std::cerr << "gpuaas-bench: " << s.message() << "\n";
       return 1;
     }
@@ -190,6 +199,7 @@ int run_bus_bench(const BusBenchOptions& o) {
   out["small"] = summary(rs, small);
   out["repeat"] = o.repeat;
   out["fetch_batch"] = o.batch;
+  out["prefetch_batches"] = o.prefetch;
   out["ack_policy"] = "AckAll, one ack per fetched batch";
   out["storage"] = "file";
   std::cout << out.dump() << "\n";

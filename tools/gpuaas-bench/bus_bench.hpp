@@ -14,6 +14,7 @@ struct BusBenchOptions {
   int64_t large_messages = 40000;
   int repeat = 3;
   int batch = 512;
+  int prefetch = 2;  // batches the daemon's consumer fetches ahead
 };
 
 // Prints progress on stderr and one JSON line on stdout. Returns the exit code.

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   b->add_option("--large-messages", bus.large_messages, "Messages per round, large size");
   b->add_option("--repeat", bus.repeat, "Rounds; medians are reported")->check(CLI::PositiveNumber);
   b->add_option("--batch", bus.batch, "Fetch batch size")->check(CLI::PositiveNumber);
+  b->add_option("--prefetch", bus.prefetch, "Batches the daemon fetches ahead (0: none)")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

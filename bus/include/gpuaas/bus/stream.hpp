@@ -31,6 +31,11 @@ struct ConsumerSettings {
   std::string durable;
   std::chrono::seconds ack_wait{30};
   int64_t max_ack_pending = 20000;
+  // Batches fetched ahead while the caller works on the current one, so the server streams the
+  // next batch during processing. 0: fetch only when asked.
+  int prefetch_batches = 2;
+  std::size_t fetch_batch = 512;
+  std::chrono::milliseconds fetch_wait{200};
 };
 
 struct PublishAck {

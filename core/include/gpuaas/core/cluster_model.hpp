@@ -43,7 +43,7 @@ struct GpuPool {
 
 class ClusterModel {
  public:
-  ApplyOutcome apply(ChangeType change, KubeObject obj, EventTime at);
+  ApplyOutcome apply(ChangeType change, KubeObject&& obj, EventTime at);
   void record_sample(SeriesSample sample);
   // Moves the clock forward (never back) and expires what is too old.
   void advance(EventTime t);

@@ -20,6 +20,7 @@ struct IntakeSettings {
   std::chrono::milliseconds fetch_wait{200};
   std::chrono::seconds ack_wait{30};
   int64_t max_ack_pending = 20000;
+  int prefetch_batches = 2;            // fetched ahead while a batch is applied
 };
 
 struct DaemonConfig {

@@ -3,15 +3,16 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gpuaas/core/flat_map.hpp"
+
 namespace gpuaas::core {
 
-using Labels = std::map<std::string, std::string>;
-using ResourceList = std::map<std::string, int64_t>;  // resource name -> milli-units
+using Labels = FlatMap<std::string>;
+using ResourceList = FlatMap<int64_t>;  // resource name -> milli-units
 
 struct OwnerRef {
   std::string api_version;
