@@ -4,7 +4,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace gpuaas::bus {
 
@@ -33,7 +33,7 @@ struct MemoryStream {
   std::deque<StoredPtr> messages;  // messages[i] has sequence first_seq + i
   uint64_t first_seq = 1;
   std::deque<std::string> recent_ids;  // dedup window, bounded by count (no clock here)
-  std::unordered_set<std::string> id_set;
+  std::unordered_map<std::string, uint64_t> id_seq;  // msg id -> sequence it was stored at
   uint64_t last_seq() const { return first_seq + messages.size() - 1; }
 };
 
@@ -151,6 +151,17 @@ class MemoryBus final : public Bus {
   MemoryBus() : s_(std::make_shared<Shared>()) {}
 
   Status publish(const Message& msg) override {
+    // JetStream stores every message on a captured subject, acked or not (dead letters reach
+    // their stream this way), so a plain publish is stored here too.
+    bool stored = false;
+    {
+      std::lock_guard lock(s_->mu);
+      if (MemoryStream* st = capturing(msg.subject)) {
+        st->messages.push_back(std::make_shared<const Message>(msg));
+        stored = true;
+      }
+    }
+    if (stored) s_->stored.notify_all();
     deliver(msg);
     return Status::ok();
   }
@@ -164,21 +175,24 @@ class MemoryBus final : public Bus {
         return Status::unavailable("publishing on " + msg.subject + ": no stream captures it");
       }
       ack.stream = st->settings.name;
-      if (!msg_id.empty() && st->id_set.count(msg_id) != 0) {
-        ack.duplicate = true;
-        ack.sequence = st->last_seq();
-        return ack;
-      }
       if (!msg_id.empty()) {
-        st->recent_ids.push_back(msg_id);
-        st->id_set.insert(msg_id);
-        if (st->recent_ids.size() > kDedupIds) {
-          st->id_set.erase(st->recent_ids.front());
-          st->recent_ids.pop_front();
+        if (auto it = st->id_seq.find(msg_id); it != st->id_seq.end()) {
+          // As JetStream does: the ack names the sequence of the message already stored.
+          ack.duplicate = true;
+          ack.sequence = it->second;
+          return ack;
         }
       }
       st->messages.push_back(std::make_shared<const Message>(msg));
       ack.sequence = st->last_seq();
+      if (!msg_id.empty()) {
+        st->recent_ids.push_back(msg_id);
+        st->id_seq.emplace(msg_id, ack.sequence);
+        if (st->recent_ids.size() > kDedupIds) {
+          st->id_seq.erase(st->recent_ids.front());
+          st->recent_ids.pop_front();
+        }
+      }
     }
     s_->stored.notify_all();
     deliver(msg);

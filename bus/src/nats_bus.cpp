@@ -436,15 +436,6 @@ class NatsBus final : public Bus {
   }
 
   Status ensure_consumer(const ConsumerSettings& cs) override {
-    jsConsumerInfo* ci = nullptr;
-    jsErrCode jerr = static_cast<jsErrCode>(0);
-    natsStatus s =
-        js_GetConsumerInfo(&ci, conn_->js, cs.stream.c_str(), cs.durable.c_str(), nullptr, &jerr);
-    if (s == NATS_OK) {
-      jsConsumerInfo_Destroy(ci);
-      return Status::ok();
-    }
-    if (s != NATS_NOT_FOUND) return from_nats(s, "looking up consumer " + cs.durable, jerr);
     jsConsumerConfig cfg;
     jsConsumerConfig_Init(&cfg);
     cfg.Durable = cs.durable.c_str();
@@ -453,6 +444,22 @@ class NatsBus final : public Bus {
     cfg.AckWait = to_ns(cs.ack_wait);
     cfg.MaxAckPending = cs.max_ack_pending;
     cfg.MaxWaiting = 512;
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    natsStatus s =
+        js_GetConsumerInfo(&ci, conn_->js, cs.stream.c_str(), cs.durable.c_str(), nullptr, &jerr);
+    if (s == NATS_OK) {
+      // Only what ConsumerSettings controls is compared; the rest never changes.
+      bool same = ci->Config->AckWait == cfg.AckWait &&
+                  ci->Config->MaxAckPending == cfg.MaxAckPending;
+      jsConsumerInfo_Destroy(ci);
+      if (same) return Status::ok();
+      ci = nullptr;
+      s = js_UpdateConsumer(&ci, conn_->js, cs.stream.c_str(), &cfg, nullptr, &jerr);
+      if (ci != nullptr) jsConsumerInfo_Destroy(ci);
+      return from_nats(s, "updating consumer " + cs.durable + " on " + cs.stream, jerr);
+    }
+    if (s != NATS_NOT_FOUND) return from_nats(s, "looking up consumer " + cs.durable, jerr);
     s = js_AddConsumer(&ci, conn_->js, cs.stream.c_str(), &cfg, nullptr, &jerr);
     if (ci != nullptr) jsConsumerInfo_Destroy(ci);
     return from_nats(s, "creating consumer " + cs.durable + " on " + cs.stream, jerr);
@@ -540,6 +547,9 @@ class NatsBus final : public Bus {
     jsSubOptions_Init(&so);
     so.Stream = stream.c_str();
     so.Consumer = name.c_str();
+    // nats.c compares the bound consumer's config with so.Config, and memory storage is compared
+    // even when left at its default: without this, binding a reader always fails.
+    so.Config.MemoryStorage = cfg.MemoryStorage;
     natsSubscription* sub = nullptr;
     s = js_PullSubscribe(&sub, conn_->js, nullptr, nullptr, nullptr, &so, &jerr);
     if (s != NATS_OK) {
@@ -554,6 +564,8 @@ class NatsBus final : public Bus {
   NatsOptions opts_;
 };
 
+void on_connected_late(natsConnection*, void*) {}
+
 }  // namespace
 
 Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
@@ -567,7 +579,9 @@ Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
   natsOptions_SetReconnectWait(opts.get(), o.reconnect_wait.count());
   natsOptions_SetReconnectBufSize(opts.get(), 64 * 1024 * 1024);
   if (o.retry_on_failed_connect) {
-    natsOptions_SetRetryOnFailedConnect(opts.get(), true, nullptr, nullptr);
+    // With a NULL callback nats.c blocks in natsConnection_Connect until it connects (forever
+    // with max_reconnect -1); with one it returns NATS_NOT_YET_CONNECTED and keeps trying.
+    natsOptions_SetRetryOnFailedConnect(opts.get(), true, on_connected_late, nullptr);
   }
   auto conn = std::make_shared<Connection>();
   natsStatus s = natsConnection_Connect(&conn->nc, opts.get());

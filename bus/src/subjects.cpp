@@ -89,6 +89,7 @@ std::optional<ParsedSubject> Subjects::parse(std::string_view subject) const {
     if (n == tok.size()) return std::nullopt;
     auto dot = rest.find('.');
     tok[n++] = rest.substr(0, dot);
+    if (tok[n - 1].empty()) return std::nullopt;  // "a..b": NATS rejects empty tokens
     if (dot == std::string_view::npos) break;
     rest = rest.substr(dot + 1);
     if (rest.empty()) return std::nullopt;  // trailing dot

@@ -82,11 +82,13 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
 
   ApplyOutcome order = check_order(current, obj.meta);
   if (order == ApplyOutcome::kApplied && current == nullptr && !tombstones_.empty()) {
-    // A late event for an object already deleted must not bring it back.
+    // A late event for an object already deleted must not bring it back. An object without a
+    // resourceVersion was written by hand and its uid is stable_uid(), the same for every
+    // incarnation: for it stream order decides, so applying it again after a delete recreates it.
     auto t = tombstones_.find(key);
     if (t != tombstones_.end() && t->second.uid == obj.meta.uid) {
       auto cmp = compare_resource_versions(obj.meta.resource_version, t->second.resource_version);
-      if (!cmp || *cmp <= 0) order = ApplyOutcome::kStale;
+      if (cmp ? *cmp <= 0 : !obj.meta.resource_version.empty()) order = ApplyOutcome::kStale;
     }
   }
   if (order == ApplyOutcome::kStale && change == ChangeType::kDeleted && current != nullptr) {

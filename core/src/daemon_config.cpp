@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "gpuaas/bus/subjects.hpp"
 
@@ -53,7 +54,7 @@ Status read_int(const std::string& path, const YAML::Node& n, Int& out, int64_t 
   int64_t v = 0;
   const std::string& s = n.Scalar();
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || v < min) {
+  if (ec != std::errc() || p != s.data() + s.size() || v < min || !std::in_range<Int>(v)) {
     return Status::invalid(where(path, n) + "\"" + s + "\" is not an integer >= " +
                            std::to_string(min));
   }
@@ -151,6 +152,8 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
     else return std::nullopt;
     total_ms += v * mult;
   }
+  // Beyond int64 milliseconds (about 292 million years) the conversion would be undefined.
+  if (!(total_ms < 9.2e18)) return std::nullopt;
   return std::chrono::milliseconds(static_cast<int64_t>(total_ms + 0.5));
 }
 
@@ -165,6 +168,11 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
                            std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
   if (root.IsNull()) return Status::ok();
+  // Checked before root["subjectRoot"]: on a scalar that throws without a position, and on a
+  // sequence it would turn the sequence into a map.
+  if (!root.IsMap()) {
+    return Status::invalid(where(path, root) + "the configuration: expected a mapping");
+  }
   try {
     std::string root_subject = cfg.subject_root;
     std::map<std::string, Reader> readers = {
@@ -179,7 +187,11 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
         {"policies",
          [&](const YAML::Node& n) {
            if (!n.IsSequence()) return Status::invalid(where(path, n) + "expected a list of files");
-           for (const auto& f : n) cfg.policy_files.push_back(f.Scalar());
+           for (const auto& f : n) {
+             std::string file;
+             if (auto s = read_string(path, f, file); !s) return s;
+             cfg.policy_files.push_back(std::move(file));
+           }
            return Status::ok();
          }},
         {"intake",

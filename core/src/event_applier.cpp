@@ -30,6 +30,40 @@ ChangeType change_of(v1::ObjectEvent::Type t) {
   }
 }
 
+// Text for a protobuf string field: proto3 parsers reject a DeadLetter whose strings are not UTF-8,
+// so a reason quoting bad input (or cut inside a character) would make the dead letter itself
+// unreadable. Each byte that does not start a well-formed sequence becomes '?'.
+std::string utf8_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80                 ? 0
+                    : c >= 0xC2 && c <= 0xDF ? 1
+                    : c >= 0xE0 && c <= 0xEF ? 2
+                    : c >= 0xF0 && c <= 0xF4 ? 3
+                                             : 4;  // never a lead byte
+    bool ok = n < 4 && s.size() - i > n;
+    if (ok && n > 0) {
+      auto b1 = static_cast<unsigned char>(s[i + 1]);
+      unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+      unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+      ok = b1 >= lo && b1 <= hi;
+      for (std::size_t k = 2; ok && k <= n; ++k) {
+        ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+      }
+    }
+    if (ok) {
+      out.append(s.substr(i, n + 1));
+      i += n + 1;
+    } else {
+      out.push_back('?');
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string printable(std::string_view s, std::size_t max = 80) {
   std::string out;
   for (char c : s.substr(0, max)) {
@@ -89,8 +123,8 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
   spdlog::warn("dead letter: {} (stream sequence {}): {}", printable(d.subject),
                d.stream_sequence, message);
   v1::DeadLetter dl;
-  dl.set_subject(std::string(d.subject));
-  dl.set_reason(message);
+  dl.set_subject(utf8_text(d.subject));
+  dl.set_reason(utf8_text(message));
   dl.set_payload(std::string(d.data));
   dl.set_stream_sequence(d.stream_sequence);
   dl.set_event_id(event_.id());

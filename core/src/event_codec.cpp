@@ -39,13 +39,38 @@ bus::Headers ce_headers(std::string_view id, std::string_view source, std::strin
           {"content-type", std::string(kContentTypeProtobuf)}};
 }
 
+// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. This is what
+// nlohmann::json accepts when dumping; anything laxer would make dump() throw on a dead letter.
 bool valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     auto c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
-    if (n < 0 || i + static_cast<std::size_t>(n) >= s.size() + (n == 0 ? 1 : 0)) return false;
-    for (int k = 1; k <= n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int n = 0;
+    unsigned char lo = 0x80;  // allowed range of the second byte
+    unsigned char hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return false;
+    }
+    if (s.size() - i <= static_cast<std::size_t>(n)) return false;
+    auto b1 = static_cast<unsigned char>(s[i + 1]);
+    if (b1 < lo || b1 > hi) return false;
+    for (int k = 2; k <= n; ++k) {
+      if ((static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]) & 0xC0) != 0x80) {
+        return false;
+      }
     }
     i += static_cast<std::size_t>(n) + 1;
   }
@@ -181,8 +206,13 @@ std::string random_uuid() {
 std::string action_to_json(const v1::Action& a) {
   nlohmann::json j = proto_json(a);
   j.erase("body_json");
-  j["body"] = a.body_json().empty() ? nlohmann::json(nullptr)
-                                    : nlohmann::json::parse(a.body_json(), nullptr, false);
+  if (a.body_json().empty()) {
+    j["body"] = nullptr;
+  } else {
+    // A body that is not JSON stays visible as text rather than becoming "<discarded>".
+    auto body = nlohmann::json::parse(a.body_json(), nullptr, false);
+    j["body"] = body.is_discarded() ? nlohmann::json(a.body_json()) : std::move(body);
+  }
   return j.dump();
 }
 

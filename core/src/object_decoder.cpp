@@ -55,8 +55,14 @@ Status read_resources(element parent, std::string_view key, const std::string& w
       if (d >= 0 && d < 9e15) milli = static_cast<int64_t>(std::ceil(d * 1000));
     }
     if (!milli) {
+      // Quote at most 40 bytes, cut before a UTF-8 continuation byte so the message stays text.
+      std::size_t cut = std::min<std::size_t>(text.size(), 40);
+      auto continuation = [&](std::size_t k) {
+        return k < text.size() && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80;
+      };
+      while (cut > 0 && continuation(cut)) --cut;
       return Status::invalid(where + "." + std::string(field.key) + ": \"" +
-                             std::string(text.substr(0, 40)) + "\" is not a quantity");
+                             std::string(text.substr(0, cut)) + "\" is not a quantity");
     }
     out[std::string(field.key)] = *milli;
   }
@@ -176,7 +182,9 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
     return Status::invalid("apiVersion: missing");
   }
   m.api_version = v;
-  if (root["kind"].get(v) != simdjson::SUCCESS || v.empty()) return Status::invalid("kind: missing");
+  if (root["kind"].get(v) != simdjson::SUCCESS || v.empty()) {
+    return Status::invalid("kind: missing");
+  }
   m.kind = v;
   element meta;
   if (root["metadata"].get(meta) != simdjson::SUCCESS || !meta.is_object()) {
@@ -204,8 +212,9 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
     for (element o : owners) {
       bool controller = false;
       if (o["controller"].get(controller) == simdjson::SUCCESS && controller) {
-        m.controller = OwnerRef{std::string(str_or(o, "apiVersion")), std::string(str_or(o, "kind")), std::string(str_or(o, "name")),
-                                std::string(str_or(o, "uid"))};
+        m.controller =
+            OwnerRef{std::string(str_or(o, "apiVersion")), std::string(str_or(o, "kind")),
+                     std::string(str_or(o, "name")), std::string(str_or(o, "uid"))};
       }
     }
   }

@@ -1,5 +1,7 @@
 #include "gpuaas/core/state_view.hpp"
 
+#include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "gpuaas/core/quantity.hpp"
@@ -79,12 +81,25 @@ json node_json(const ClusterModel& model, const KubeObject& n) {
 json workload_json(const ClusterModel& model, const KubeObject& w) {
   auto queue = w.meta.labels.find("kueue.x-k8s.io/queue-name");
   json pods = json::array();
-  json metrics = json::object();
+  // Each metric over every series of the workload's pods (one per GPU for dcgm-exporter).
+  struct Agg {
+    double sum = 0, min = 0, max = 0;
+    int n = 0;
+  };
+  std::map<std::string, Agg> agg;
   for (const auto* p : model.pods_of(w.meta)) {
     pods.push_back(p->meta.name);
     for (const auto* s : model.metrics().for_pod(p->meta.namespace_, p->meta.name)) {
-      metrics[p->meta.name][s->name] = s->value;
+      Agg& a = agg[s->name];
+      a.min = a.n == 0 ? s->value : std::min(a.min, s->value);
+      a.max = a.n == 0 ? s->value : std::max(a.max, s->value);
+      a.sum += s->value;
+      ++a.n;
     }
+  }
+  json metrics = json::object();
+  for (const auto& [name, a] : agg) {
+    metrics[name] = {{"mean", a.sum / a.n}, {"min", a.min}, {"max", a.max}, {"series", a.n}};
   }
   return {
       {"api_version", w.meta.api_version},

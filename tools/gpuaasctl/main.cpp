@@ -14,7 +14,10 @@ int main(int argc, char** argv) {
   }
   CLI::App app{"gpuaasctl: talk to gpuaasd over NATS"};
   app.require_subcommand(1);
+  app.fallthrough();  // global flags anywhere, as kubectl takes them
   app.add_option("--server", ctx.server, "NATS URL (default nats://127.0.0.1:4222 or $GPUAAS_SERVER)");
+  // Matches gpuaasd's subjectRoot; for test and staging setups that share one server.
+  app.add_option("--subject-root", ctx.subject_root, "Subject root (default gpuaas)")->group("");
 
   PublishOptions apply_opts, delete_opts;
   for (auto [name, opts, help] :

@@ -79,8 +79,12 @@ Status add_object(json obj, const std::string& where, std::vector<Manifest>& out
       return Status::invalid(where + ": " + field + " is missing");
     }
   }
-  if (!obj.contains("metadata") || !obj["metadata"].is_object() ||
-      !obj["metadata"].contains("name") || !obj["metadata"]["name"].is_string()) {
+  const auto has = [&](const char* f) {
+    return obj.contains("metadata") && obj["metadata"].is_object() &&
+           obj["metadata"].contains(f) && obj["metadata"][f].is_string() &&
+           !obj["metadata"][f].get<std::string>().empty();
+  };
+  if (!has("name") && !has("generateName")) {
     return Status::invalid(where + ": metadata.name is missing");
   }
   out.push_back({obj.dump(), where});

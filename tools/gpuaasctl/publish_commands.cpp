@@ -69,6 +69,14 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
       return fail(Status::invalid(m.origin + ": namespace \"" + ns + "\" or kind \"" + kind +
                                   "\" cannot be used (no dots, spaces or wildcards)"));
     }
+    // generateName: the API server appends five random characters; so do we (like kubectl create).
+    if (!meta.contains("name")) {
+      static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+      std::string suffix = core::random_uuid();
+      std::string name = meta["generateName"];
+      for (int i = 0; i < 5; ++i) name.push_back(kAlphabet[static_cast<unsigned char>(suffix[i]) % 27]);
+      meta["name"] = name;
+    }
     std::string name = meta["name"];
     if (!meta.contains("uid") || !meta["uid"].is_string() || meta["uid"].get<std::string>().empty()) {
       meta["uid"] = core::stable_uid(kind, ns, name);

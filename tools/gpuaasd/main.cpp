@@ -4,11 +4,15 @@
 #include <iostream>
 #include <spdlog/spdlog.h>
 #include <thread>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/logging.hpp"
+#include "gpuaas/core/policy_documents.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
@@ -67,6 +71,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  auto policy = gpuaas::core::read_policy_documents(cfg.policy_files);
+  if (!policy) {
+    spdlog::error("policy: {}", policy.status().message());
+    return 1;
+  }
+  for (const auto& doc : *policy) {
+    spdlog::info("policy {}:{}: {} {}{}", doc.file, doc.line, doc.kind,
+                 doc.namespace_.empty() ? "" : doc.namespace_ + "/", doc.name);
+  }
+
   std::unique_ptr<gpuaas::bus::Bus> bus;
   if (cfg.server == gpuaas::core::kEmbeddedServer) {
     bus = gpuaas::bus::make_memory_bus();
@@ -94,10 +108,9 @@ int main(int argc, char** argv) {
   }
 
   gpuaas::core::Daemon daemon(cfg, *bus, registry);
-  if (auto s = daemon.start(); !s) {
-    spdlog::error("start: {}", s.message());
-    return s.code() == gpuaas::StatusCode::kUnavailable ? 3 : 1;
-  }
+  std::atomic<bool> stopping{false};
+  std::mutex mu;
+  std::condition_variable cv;
   std::thread signal_thread([&] {
     int sig = 0;
     while (sigwait(&signals, &sig) == 0) {
@@ -105,16 +118,38 @@ int main(int argc, char** argv) {
         spdlog::info("SIGHUP: nothing to reload yet");
         continue;
       }
-      spdlog::info("signal {}: finishing the batch in flight, then stopping", sig);
+      if (!stopping.exchange(true)) {
+        spdlog::info("signal {}: finishing the batch in flight, then stopping", sig);
+      }
       daemon.stop();
+      cv.notify_all();
       return;
     }
   });
+  auto stop_signal_thread = [&] {
+    if (!stopping.exchange(true)) pthread_kill(signal_thread.native_handle(), SIGTERM);
+    signal_thread.join();
+  };
+  // A controller waits for its server: retry while NATS is unreachable, until stopped.
+  for (int attempt = 0;; ++attempt) {
+    auto s = daemon.start();
+    if (s) break;
+    if (s.code() != gpuaas::StatusCode::kUnavailable) {
+      spdlog::error("start: {}", s.message());
+      stop_signal_thread();
+      return 1;
+    }
+    if (attempt == 0) spdlog::warn("start: {}; retrying until the server answers", s.message());
+    std::unique_lock lock(mu);
+    if (cv.wait_for(lock, std::chrono::seconds(1), [&] { return stopping.load(); })) {
+      lock.unlock();
+      signal_thread.join();
+      return 0;
+    }
+  }
   spdlog::info("gpuaasd running on {}", cfg.server);
   auto s = daemon.run();
-  // Wake the signal thread if the intake ended by itself.
-  pthread_kill(signal_thread.native_handle(), SIGTERM);
-  signal_thread.join();
+  stop_signal_thread();
   (void)bus->flush(std::chrono::seconds(2));
   return s ? 0 : 1;
 }

@@ -1,0 +1,481 @@
+#include "gpuaas/core/event_applier.hpp"
+
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+using namespace std::literals;
+
+const EventTime kT0 = from_unix_ms(1'795'968'203'000);
+
+std::string pod_json(const std::string& ns, const std::string& name, const std::string& uid = "",
+                     const std::string& node = "") {
+  json p = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"containers",
+         json::array({{{"name", "main"}, {"resources", {{"limits", {{kGpuResource, "1"}}}}}}})}}}};
+  if (!ns.empty()) p["metadata"]["namespace"] = ns;
+  if (!uid.empty()) p["metadata"]["uid"] = uid;
+  if (!node.empty()) p["spec"]["nodeName"] = node;
+  return p.dump();
+}
+
+std::string node_json(const std::string& name) {
+  return json({{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata", {{"name", name}, {"uid", "uid-" + name}}},
+               {"status", {{"capacity", {{kGpuResource, "8"}}}}}})
+      .dump();
+}
+
+v1::Event tick_event(const std::string& id, EventTime t) {
+  auto ev = make_event(id, "gpuaasd", t);
+  ev.mutable_queue()->mutable_tick()->set_sequence(1);
+  return ev;
+}
+
+struct Sample {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;
+  double value;
+  int64_t timestamp_ms = 0;
+};
+
+v1::Event metrics_event(const std::string& id, EventTime t, const std::vector<Sample>& samples) {
+  auto ev = make_event(id, "bridge", t);
+  for (const auto& s : samples) {
+    auto* out = ev.mutable_metrics()->add_samples();
+    out->set_name(s.name);
+    for (const auto& [n, v] : s.labels) {
+      auto* l = out->add_labels();
+      l->set_name(n);
+      l->set_value(v);
+    }
+    out->set_value(s.value);
+    out->set_timestamp_ms(s.timestamp_ms);
+  }
+  return ev;
+}
+
+// Every dead letter is also logged as a warning: quiet while the tests make dozens on purpose.
+class QuietLog {
+ public:
+  QuietLog() : level_(spdlog::get_level()) { spdlog::set_level(spdlog::level::off); }
+  ~QuietLog() { spdlog::set_level(level_); }
+  QuietLog(const QuietLog&) = delete;
+  QuietLog& operator=(const QuietLog&) = delete;
+
+ private:
+  spdlog::level::level_enum level_;
+};
+
+class EventApplierTest : public ::testing::Test {
+ protected:
+  QuietLog quiet_;
+  // Encodes the event as a publisher would and delivers it as the intake does.
+  bool deliver(const v1::Event& ev, const std::string& subject, uint64_t seq = 1) {
+    bus::Message m = encode_event(ev, subject);
+    return deliver_raw(m.subject, m.data, m.header("content-type"), seq);
+  }
+  bool deliver_raw(std::string_view subject, std::string_view data,
+                   std::optional<std::string_view> content_type, uint64_t seq = 1) {
+    // The applier's views must stay valid only during the call: copy into locals.
+    std::string s(subject);
+    std::string d(data);
+    std::optional<std::string> ct;
+    if (content_type) ct = std::string(*content_type);
+    Delivery del{s, d, ct ? std::optional<std::string_view>(*ct) : std::nullopt, seq};
+    return applier_.apply(del, model_);
+  }
+  bool deliver_object(ChangeType change, const std::string& object, const std::string& subject,
+                      uint64_t seq = 1, EventTime t = kT0) {
+    return deliver(make_object_event(change, object, "ev-" + std::to_string(seq), "test", t),
+                   subject, seq);
+  }
+
+  // The one dead letter queued since the last call, decoded.
+  v1::DeadLetter only_deadletter(std::string* subject = nullptr, uint64_t* seq = nullptr) {
+    auto dls = applier_.take_deadletters();
+    EXPECT_EQ(dls.size(), 1u);
+    v1::DeadLetter dl;
+    if (dls.empty()) return dl;
+    EXPECT_TRUE(dl.ParseFromString(dls[0].first.data)) << "dead letter does not decode";
+    EXPECT_EQ(dls[0].first.header("ce-type"), std::optional<std::string_view>(kTypeDeadLetter));
+    EXPECT_EQ(dls[0].first.header("content-type"),
+              std::optional<std::string_view>(kContentTypeProtobuf));
+    if (subject != nullptr) *subject = dls[0].first.subject;
+    if (seq != nullptr) *seq = dls[0].second;
+    return dl;
+  }
+
+  bus::Subjects subjects_{"gpuaas"};
+  EventApplier applier_{subjects_, "gpuaasd", nullptr};
+  ClusterModel model_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+TEST_F(EventApplierTest, ObjectOnItsSubjectApplies) {
+  ASSERT_TRUE(deliver_object(ChangeType::kAdded, pod_json("default", "p", "u-1", "gpu-1"),
+                             "gpuaas.v1.events.default.Pod"));
+  EXPECT_TRUE(applier_.take_deadletters().empty());
+  ASSERT_EQ(model_.pods().size(), 1u);
+  const KubeObject& p = model_.pods().at("/Pod/default/p");
+  EXPECT_EQ(p.meta.uid, "u-1");
+  EXPECT_EQ(model_.node_requested("gpu-1").find(kGpuResource)->second, 1000);
+  EXPECT_EQ(model_.now(), kT0);
+  EXPECT_EQ(model_.stats().objects_applied, 1u);
+
+  // Cluster-scoped objects travel on the "_cluster" namespace token.
+  ASSERT_TRUE(
+      deliver_object(ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Node"), 2));
+  EXPECT_EQ(model_.nodes().count("gpu-1"), 1u);
+
+  // DELETED goes through the same way.
+  ASSERT_TRUE(deliver_object(ChangeType::kDeleted, pod_json("default", "p", "u-1", "gpu-1"),
+                             "gpuaas.v1.events.default.Pod", 3));
+  EXPECT_TRUE(model_.pods().empty());
+  EXPECT_TRUE(model_.node_requested("gpu-1").empty());
+}
+
+TEST_F(EventApplierTest, JsonMappedEventApplies) {
+  auto ev = make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "ev-j", "script", kT0);
+  std::string text;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(ev, &text).ok());
+  ASSERT_TRUE(deliver_raw("gpuaas.v1.events.team-a.Pod", text, "application/json"sv));
+  ASSERT_TRUE(deliver_raw("gpuaas.v1.events.team-a.Pod", text, std::nullopt));
+  EXPECT_EQ(model_.pods().size(), 1u);
+}
+
+TEST_F(EventApplierTest, MissingUidIsFilledWithStableUid) {
+  ASSERT_TRUE(
+      deliver_object(ChangeType::kAdded, pod_json("default", "p"), "gpuaas.v1.events.default.Pod"));
+  EXPECT_EQ(model_.pods().at("/Pod/default/p").meta.uid, stable_uid("Pod", "default", "p"));
+  ASSERT_TRUE(deliver_object(ChangeType::kAdded, node_json("n"), subjects_.events("", "Node")));
+  EXPECT_EQ(model_.nodes().at("n").meta.uid, "uid-n");  // one that is given is kept
+}
+
+TEST_F(EventApplierTest, HandWrittenObjectAppliedDeletedAndAppliedAgain) {
+  // gpuaasctl apply, delete, apply: without uid and resourceVersion the object comes back.
+  const std::string subject = "gpuaas.v1.events.default.Pod";
+  ASSERT_TRUE(deliver_object(ChangeType::kAdded, pod_json("default", "p"), subject, 1));
+  ASSERT_TRUE(deliver_object(ChangeType::kDeleted, pod_json("default", "p"), subject, 2,
+                             kT0 + std::chrono::seconds(1)));
+  EXPECT_TRUE(model_.pods().empty());
+  ASSERT_TRUE(deliver_object(ChangeType::kAdded, pod_json("default", "p"), subject, 3,
+                             kT0 + std::chrono::seconds(2)));
+  EXPECT_EQ(model_.pods().size(), 1u);
+}
+
+TEST_F(EventApplierTest, WrongNamespaceOnSubjectIsDeadLettered) {
+  std::string object = pod_json("team-a", "p", "u-1");
+  auto ev = make_object_event(ChangeType::kAdded, object, "ev-9", "test", kT0);
+  bus::Message m = encode_event(ev, "gpuaas.v1.events.default.Pod");
+  EXPECT_FALSE(deliver_raw(m.subject, m.data, m.header("content-type"), 77));
+  EXPECT_TRUE(model_.pods().empty());
+
+  std::string dl_subject;
+  uint64_t seq = 0;
+  v1::DeadLetter dl = only_deadletter(&dl_subject, &seq);
+  // Published in the namespace of the subject the input came on (the one NATS authorised).
+  EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter.default");
+  EXPECT_EQ(seq, 77u);
+  EXPECT_EQ(dl.subject(), "gpuaas.v1.events.default.Pod");
+  EXPECT_EQ(dl.reason(),
+            "object Pod team-a/p does not belong on this subject (namespace \"default\", kind "
+            "\"Pod\")");
+  EXPECT_EQ(dl.payload(), m.data);
+  EXPECT_EQ(dl.stream_sequence(), 77u);
+  EXPECT_EQ(dl.event_id(), "ev-9");
+  EXPECT_TRUE(applier_.take_deadletters().empty());  // taken
+}
+
+TEST_F(EventApplierTest, WrongKindOrScopeOnSubjectIsDeadLettered) {
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Pod")));
+  std::string dl_subject;
+  v1::DeadLetter dl = only_deadletter(&dl_subject);
+  EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter._cluster");
+  EXPECT_EQ(dl.reason(),
+            "object Node gpu-1 does not belong on this subject (namespace \"_cluster\", kind "
+            "\"Pod\")");
+  // A cluster-scoped object on a namespaced subject.
+  EXPECT_FALSE(
+      deliver_object(ChangeType::kAdded, node_json("gpu-1"), "gpuaas.v1.events.default.Node"));
+  EXPECT_NE(only_deadletter().reason().find("namespace \"default\""), std::string::npos);
+  // A namespaced object on the cluster subject.
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("default", "p"),
+                              "gpuaas.v1.events._cluster.Pod"));
+  EXPECT_EQ(only_deadletter().reason(),
+            "object Pod default/p does not belong on this subject (namespace \"_cluster\", kind "
+            "\"Pod\")");
+  EXPECT_TRUE(model_.nodes().empty());
+  EXPECT_TRUE(model_.pods().empty());
+}
+
+TEST_F(EventApplierTest, BadObjectsAreDeadLettered) {
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, R"({"apiVersion":"v1","kind":"Pod",
+      "metadata":{"namespace":"default"}})",
+                              "gpuaas.v1.events.default.Pod"));
+  EXPECT_EQ(only_deadletter().reason(), "metadata.name: missing");
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, "not json", "gpuaas.v1.events.default.Pod"));
+  EXPECT_EQ(only_deadletter().reason().rfind("object is not valid JSON", 0), 0u);
+  // An object event without its type.
+  auto ev = make_object_event(ChangeType::kAdded, pod_json("default", "p"), "e", "t", kT0);
+  ev.mutable_object()->set_type(v1::ObjectEvent::TYPE_UNSPECIFIED);
+  EXPECT_FALSE(deliver(ev, "gpuaas.v1.events.default.Pod"));
+  EXPECT_EQ(only_deadletter().reason(), "object event type: missing");
+  EXPECT_TRUE(model_.pods().empty());
+}
+
+TEST_F(EventApplierTest, GarbageIsDeadLettered) {
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.events.default.Pod", "\xff\xff\xff\xff", std::nullopt, 5));
+  std::string dl_subject;
+  v1::DeadLetter dl = only_deadletter(&dl_subject);
+  EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter.default");
+  EXPECT_EQ(dl.reason(), "payload is not a gpuaas.v1.Event (protobuf decode failed, 4 bytes)");
+  EXPECT_EQ(dl.payload(), "\xff\xff\xff\xff");
+  EXPECT_EQ(dl.stream_sequence(), 5u);
+  EXPECT_EQ(dl.event_id(), "");
+
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.metrics.team-a", "{broken", std::nullopt));
+  EXPECT_EQ(only_deadletter(&dl_subject).reason().rfind("event JSON does not decode: ", 0), 0u);
+  EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter.team-a");
+
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.ticks", "", std::nullopt));
+  EXPECT_EQ(only_deadletter(&dl_subject).reason(), "event id: missing");
+  EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter._cluster");
+
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.ticks", "x", "text/plain"sv));
+  EXPECT_EQ(only_deadletter().reason(), "unsupported content-type \"text/plain\"");
+}
+
+TEST_F(EventApplierTest, DeadLettersStayDecodableWhateverTheInput) {
+  // A reason that quotes bytes which are not UTF-8 (here a content-type header) must not make
+  // the dead letter itself undecodable: proto3 parsers reject such strings.
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.ticks", "x", "text/\xff\xfe"sv));
+  v1::DeadLetter dl = only_deadletter();
+  EXPECT_EQ(dl.reason(), "unsupported content-type \"text/??\"");
+  // A metric name quoted up to 60 bytes, cut inside a two-byte character.
+  std::string name = "a";
+  for (int i = 0; i < 40; ++i) name += "\xC3\xA9";
+  EXPECT_FALSE(deliver(metrics_event("m", kT0, {{name, {}, 1}}), "gpuaas.v1.metrics.team-a"));
+  dl = only_deadletter();
+  EXPECT_EQ(dl.reason().rfind("sample 0: invalid metric name \"a\xC3\xA9", 0), 0u) << dl.reason();
+  // A subject that is not UTF-8 (NATS allows such bytes).
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.events.d\xff.Pod", "\xff", std::nullopt));
+  dl = only_deadletter();
+  EXPECT_EQ(dl.subject(), "gpuaas.v1.events.d?.Pod");
+  EXPECT_EQ(dl.payload(), "\xff");  // bytes: kept exactly
+}
+
+TEST_F(EventApplierTest, DeadLetterTimeIsTheModelClock) {
+  ASSERT_TRUE(deliver(tick_event("t", kT0 + std::chrono::seconds(30)), "gpuaas.v1.ticks"));
+  EXPECT_FALSE(deliver_raw("gpuaas.v1.ticks", "\xff", std::nullopt));
+  v1::DeadLetter dl = only_deadletter();
+  v1::Event holder;
+  *holder.mutable_time() = dl.time();
+  EXPECT_EQ(event_time_of(holder), kT0 + std::chrono::seconds(30));
+}
+
+TEST_F(EventApplierTest, NonInputSubjectsAreRejected) {
+  auto ev = make_object_event(ChangeType::kAdded, pod_json("default", "p"), "e", "t", kT0);
+  for (const std::string& subject :
+       {subjects_.actions("default", "Pod"), subjects_.status("default", "Pod"),
+        subjects_.deadletter("default"), subjects_.api("state"), "other.v1.events.default.Pod"s,
+        "gpuaas.v1.events.default"s, "gpuaas.v1"s, "nonsense"s}) {
+    EXPECT_FALSE(deliver(ev, subject)) << subject;
+    std::string dl_subject;
+    EXPECT_EQ(only_deadletter(&dl_subject).reason(), "not an input subject") << subject;
+    if (subject == subjects_.actions("default", "Pod")) {
+      EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter.default");
+    }
+  }
+  EXPECT_TRUE(model_.pods().empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics and ticks
+
+TEST_F(EventApplierTest, MetricsBatchRecordsSamples) {
+  auto ev =
+      metrics_event("m-1", kT0,
+                    {{"DCGM_FI_DEV_GPU_UTIL",
+                      {{"gpu", "0"}, {"Hostname", "gpu-1"}, {"namespace", "team-a"}, {"pod", "p"}},
+                      97},
+                     {"DCGM_FI_DEV_FB_USED",
+                      {{"gpu", "0"}, {"Hostname", "gpu-1"}, {"namespace", "team-a"}, {"pod", "p"}},
+                      1024,
+                      to_unix_ms(kT0) - 5000}});
+  ASSERT_TRUE(deliver(ev, "gpuaas.v1.metrics.team-a"));
+  EXPECT_TRUE(applier_.take_deadletters().empty());
+  EXPECT_EQ(model_.stats().samples_recorded, 2u);
+  EXPECT_EQ(model_.now(), kT0);
+  auto samples = model_.metrics().for_pod("team-a", "p");
+  ASSERT_EQ(samples.size(), 2u);
+  for (const auto* s : samples) {
+    if (s->name == "DCGM_FI_DEV_GPU_UTIL") {
+      EXPECT_EQ(s->value, 97);
+      EXPECT_EQ(s->time, kT0);  // timestamp 0: the envelope's time
+    } else {
+      EXPECT_EQ(s->value, 1024);
+      EXPECT_EQ(s->time, kT0 - std::chrono::seconds(5));
+    }
+  }
+  EXPECT_EQ(model_.metrics().gpu_keys(), (std::vector<std::string>{"gpu-1/0"}));
+  // Label names with colons and digits are fine ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "job:x").
+  ASSERT_TRUE(deliver(metrics_event("m-2", kT0, {{"job:rate5m", {}, 1}, {"_x9", {}, 2}}),
+                      "gpuaas.v1.metrics._cluster"));
+  EXPECT_EQ(model_.stats().samples_recorded, 4u);
+}
+
+TEST_F(EventApplierTest, MetricsBatchWithABadNameIsRejectedWhole) {
+  for (const std::string& bad : {"has-dash"s, "9starts_with_digit"s, ""s, "sp ace"s}) {
+    auto ev = metrics_event("m-bad", kT0 + std::chrono::seconds(10),
+                            {{"DCGM_FI_DEV_GPU_UTIL", {{"namespace", "a"}, {"pod", "p"}}, 1},
+                             {bad, {{"namespace", "a"}, {"pod", "p"}}, 2}});
+    EXPECT_FALSE(deliver(ev, "gpuaas.v1.metrics.a")) << bad;
+    EXPECT_EQ(only_deadletter().reason(), "sample 1: invalid metric name \"" + bad + "\"");
+  }
+  // Nothing of any batch was recorded, and the clock did not move.
+  EXPECT_EQ(model_.stats().samples_recorded, 0u);
+  EXPECT_EQ(model_.metrics().series_count(), 0u);
+  EXPECT_EQ(model_.now(), EventTime{});
+}
+
+TEST_F(EventApplierTest, TickAdvancesTheClock) {
+  ASSERT_TRUE(deliver(tick_event("t-1", kT0), "gpuaas.v1.ticks"));
+  EXPECT_EQ(model_.now(), kT0);
+  ASSERT_TRUE(deliver(tick_event("t-2", kT0 + std::chrono::seconds(1)), "gpuaas.v1.ticks"));
+  EXPECT_EQ(model_.now(), kT0 + std::chrono::seconds(1));
+  // An older tick is accepted but the clock does not go back.
+  ASSERT_TRUE(deliver(tick_event("t-0", kT0), "gpuaas.v1.ticks"));
+  EXPECT_EQ(model_.now(), kT0 + std::chrono::seconds(1));
+}
+
+TEST_F(EventApplierTest, PayloadOnTheWrongKindOfSubject) {
+  EXPECT_FALSE(
+      deliver_object(ChangeType::kAdded, pod_json("team-a", "p"), "gpuaas.v1.metrics.team-a"));
+  EXPECT_EQ(only_deadletter().reason(), "an object event on a non-object subject");
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("team-a", "p"), "gpuaas.v1.ticks"));
+  EXPECT_EQ(only_deadletter().reason(), "an object event on a non-object subject");
+  EXPECT_FALSE(deliver(metrics_event("m", kT0, {{"up", {}, 1}}), "gpuaas.v1.events.a.Pod"));
+  EXPECT_EQ(only_deadletter().reason(), "metric samples on a non-metrics subject");
+  EXPECT_FALSE(deliver(tick_event("t", kT0), "gpuaas.v1.events.a.Pod"));
+  EXPECT_EQ(only_deadletter().reason(),
+            "queue events other than ticks are daemon output, not input");
+  // Queue status is daemon output even on the ticks subject.
+  auto status = make_event("s", "gpuaasd", kT0);
+  status.mutable_queue()->mutable_workload_status()->set_state("Pending");
+  EXPECT_FALSE(deliver(status, "gpuaas.v1.ticks"));
+  EXPECT_EQ(only_deadletter().reason(),
+            "queue events other than ticks are daemon output, not input");
+  EXPECT_TRUE(model_.pods().empty());
+  EXPECT_EQ(model_.now(), EventTime{});
+}
+
+TEST_F(EventApplierTest, DeadLettersAccumulateUntilTaken) {
+  for (uint64_t seq = 10; seq < 13; ++seq) {
+    EXPECT_FALSE(deliver_raw("gpuaas.v1.ticks", "\xff", std::nullopt, seq));
+  }
+  auto dls = applier_.take_deadletters();
+  ASSERT_EQ(dls.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(dls[i].second, 10 + i);
+    EXPECT_EQ(dls[i].first.header("ce-id"),
+              std::optional<std::string_view>("deadletter-seq-" + std::to_string(10 + i)));
+  }
+  EXPECT_TRUE(applier_.take_deadletters().empty());
+}
+
+TEST(RejectReasonTest, Names) {
+  EXPECT_EQ(reject_reason_name(RejectReason::kSubject), "subject");
+  EXPECT_EQ(reject_reason_name(RejectReason::kUndecodable), "undecodable");
+  EXPECT_EQ(reject_reason_name(RejectReason::kBadObject), "bad_object");
+  EXPECT_EQ(reject_reason_name(RejectReason::kMismatch), "subject_mismatch");
+  EXPECT_EQ(reject_reason_name(RejectReason::kBadSample), "bad_sample");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counters
+
+// Series of a family by their one label's value.
+std::map<std::string, double> series_of(const telemetry::Registry& r, const std::string& family,
+                                        const std::string& label) {
+  std::map<std::string, double> out;
+  for (const auto& f : r.Collect()) {
+    if (f.name != family) continue;
+    for (const auto& s : f.samples) out[s.labels.at(label)] = s.value;
+  }
+  return out;
+}
+
+TEST(EventApplierCountersTest, CountProcessedAndDeadLettered) {
+  QuietLog quiet;
+  telemetry::Registry registry;
+  bus::Subjects subjects("gpuaas");
+  EventApplier applier(subjects, "gpuaasd", &registry);
+  ClusterModel model;
+
+  // Every series exists from the start, at zero.
+  auto processed = series_of(registry, "gpuaas_events_processed_total", "type");
+  EXPECT_EQ(processed, (std::map<std::string, double>{{"metrics", 0}, {"object", 0}, {"tick", 0}}));
+  auto dead = series_of(registry, "gpuaas_events_deadlettered_total", "reason");
+  EXPECT_EQ(dead, (std::map<std::string, double>{{"bad_object", 0},
+                                                 {"bad_sample", 0},
+                                                 {"subject", 0},
+                                                 {"subject_mismatch", 0},
+                                                 {"undecodable", 0}}));
+
+  auto send = [&](const v1::Event& ev, const std::string& subject) {
+    bus::Message m = encode_event(ev, subject);
+    return applier.apply(Delivery{m.subject, m.data, m.header("content-type"), 1}, model);
+  };
+  auto object = [&](const std::string& json_text) {
+    return make_object_event(ChangeType::kAdded, json_text, "e", "t", kT0);
+  };
+  EXPECT_TRUE(send(object(pod_json("a", "p1")), "gpuaas.v1.events.a.Pod"));
+  EXPECT_TRUE(send(object(pod_json("a", "p2")), "gpuaas.v1.events.a.Pod"));
+  EXPECT_TRUE(send(metrics_event("m", kT0, {{"up", {}, 1}}), "gpuaas.v1.metrics.a"));
+  EXPECT_TRUE(send(tick_event("t1", kT0), "gpuaas.v1.ticks"));
+  EXPECT_TRUE(send(tick_event("t2", kT0), "gpuaas.v1.ticks"));
+  EXPECT_TRUE(send(tick_event("t3", kT0), "gpuaas.v1.ticks"));
+  // Dead letters of each reason.
+  EXPECT_FALSE(send(object(pod_json("a", "p")), "gpuaas.v1.actions.a.Pod"));  // subject
+  EXPECT_FALSE(send(v1::Event(), "gpuaas.v1.events.a.Pod"));                  // undecodable
+  EXPECT_FALSE(send(object("{}"), "gpuaas.v1.events.a.Pod"));                 // bad_object
+  EXPECT_FALSE(send(object(pod_json("b", "p")), "gpuaas.v1.events.a.Pod"));   // mismatch
+  EXPECT_FALSE(send(object(pod_json("a", "p")), "gpuaas.v1.metrics.a"));      // mismatch
+  EXPECT_FALSE(send(metrics_event("m", kT0, {{"a-b", {}, 1}}), "gpuaas.v1.metrics.a"));  // sample
+
+  processed = series_of(registry, "gpuaas_events_processed_total", "type");
+  EXPECT_EQ(processed, (std::map<std::string, double>{{"metrics", 1}, {"object", 2}, {"tick", 3}}));
+  dead = series_of(registry, "gpuaas_events_deadlettered_total", "reason");
+  EXPECT_EQ(dead, (std::map<std::string, double>{{"bad_object", 1},
+                                                 {"bad_sample", 1},
+                                                 {"subject", 1},
+                                                 {"subject_mismatch", 2},
+                                                 {"undecodable", 1}}));
+  EXPECT_EQ(applier.take_deadletters().size(), 6u);
+}
+
+}  // namespace
+}  // namespace gpuaas::core

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (run as root): installs what is missing, builds,
+# then runs the demo or every test.
+#   bash tools/setup.sh demo    install, build, run the demo (the README's main command)
+#   bash tools/setup.sh test    install, build, run every test
+#   bash tools/setup.sh build   install and build only
+# BUILD_DIR (default build) and JOBS (default: all cores) may be set in the environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE=${1:-demo}
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config ccache git ca-certificates curl python3
+  libnats-dev nats-server libprotobuf-dev protobuf-compiler libboost-dev libboost-filesystem-dev
+  libspdlog-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+  nlohmann-json3-dev libcivetweb-dev libsimdjson-dev libjemalloc-dev prometheus
+)
+
+install_missing() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages: ${missing[*]}; run as root (or install them) first" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUAAS_WERROR=ON >/dev/null
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+install_missing
+build
+case "$MODE" in
+  demo) exec bash deploy/demo/run-demo.sh "$BUILD_DIR" ;;
+  test) exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600 ;;
+  build) ;;
+  *) echo "usage: $0 demo|test|build" >&2; exit 2 ;;
+esac
