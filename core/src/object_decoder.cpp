@@ -39,13 +39,19 @@ Status read_string_map(element parent, std::string_view key, const char* where, 
   return Status::ok();
 }
 
-// Quantities are strings in kubectl's output; a bare number is accepted as well.
-Status read_resources(element parent, std::string_view key, const std::string& where,
-                      ResourceList& out) {
+// Prefixes an error's message with the path it happened at. Paths are built only here, on the
+// error path: the decoder is on the intake's hot path.
+Status at_path(std::string_view path, const Status& s) {
+  return Status::invalid(std::string(path) + s.message());
+}
+
+// Quantities are strings in kubectl's output; a bare number is accepted as well. Error messages
+// are relative to parent.key (": not an object", ".cpu: ...").
+Status read_resources(element parent, std::string_view key, ResourceList& out) {
   element e;
   if (parent[key].get(e) != simdjson::SUCCESS || e.is_null()) return Status::ok();
   object o;
-  if (e.get(o) != simdjson::SUCCESS) return Status::invalid(where + ": not an object");
+  if (e.get(o) != simdjson::SUCCESS) return Status::invalid(": not an object");
   for (auto field : o) {
     std::string_view text;
     std::optional<int64_t> milli;
@@ -61,10 +67,10 @@ Status read_resources(element parent, std::string_view key, const std::string& w
         return k < text.size() && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80;
       };
       while (cut > 0 && continuation(cut)) --cut;
-      return Status::invalid(where + "." + std::string(field.key) + ": \"" +
+      return Status::invalid("." + std::string(field.key) + ": \"" +
                              std::string(text.substr(0, cut)) + "\" is not a quantity");
     }
-    out[std::string(field.key)] = *milli;
+    out[field.key] = *milli;
   }
   return Status::ok();
 }
@@ -84,9 +90,11 @@ Status decode_node(element root, NodeStatus& node) {
   }
   element status;
   if (root["status"].get(status) != simdjson::SUCCESS) return Status::ok();
-  if (auto s = read_resources(status, "capacity", "status.capacity", node.capacity); !s) return s;
-  if (auto s = read_resources(status, "allocatable", "status.allocatable", node.allocatable); !s) {
-    return s;
+  if (auto s = read_resources(status, "capacity", node.capacity); !s) {
+    return at_path("status.capacity", s);
+  }
+  if (auto s = read_resources(status, "allocatable", node.allocatable); !s) {
+    return at_path("status.allocatable", s);
   }
   array conds;
   if (status["conditions"].get(conds) == simdjson::SUCCESS) {
@@ -99,12 +107,16 @@ Status decode_node(element root, NodeStatus& node) {
 
 // A container's request for each resource: requests, else limits (Kubernetes defaults requests
 // to limits when only limits are given).
-Status container_requests(element c, const std::string& where, ResourceList& out) {
+// Errors are relative to the container ("[0].resources.limits.cpu: ...").
+Status container_requests(element c, std::size_t index, ResourceList& out) {
   element res;
   if (c["resources"].get(res) != simdjson::SUCCESS) return Status::ok();
   ResourceList limits;
-  if (auto s = read_resources(res, "limits", where + ".resources.limits", limits); !s) return s;
-  if (auto s = read_resources(res, "requests", where + ".resources.requests", out); !s) return s;
+  for (auto [key, list] : {std::pair{"limits", &limits}, std::pair{"requests", &out}}) {
+    if (auto s = read_resources(res, key, *list); !s) {
+      return at_path("[" + std::to_string(index) + "].resources." + key, s);
+    }
+  }
   for (const auto& [r, v] : limits) out.emplace(r, v);
   return Status::ok();
 }
@@ -121,9 +133,7 @@ Status decode_pod(element root, PodStatus& pod) {
       std::size_t i = 0;
       for (element c : containers) {
         ResourceList r;
-        if (auto s = container_requests(c, "spec.containers[" + std::to_string(i++) + "]", r); !s) {
-          return s;
-        }
+        if (auto s = container_requests(c, i++, r); !s) return at_path("spec.containers", s);
         for (const auto& [k, v] : r) sum[k] += v;
       }
     }
@@ -132,15 +142,12 @@ Status decode_pod(element root, PodStatus& pod) {
       std::size_t i = 0;
       for (element c : inits) {
         ResourceList r;
-        if (auto s = container_requests(c, "spec.initContainers[" + std::to_string(i++) + "]", r);
-            !s) {
-          return s;
-        }
+        if (auto s = container_requests(c, i++, r); !s) return at_path("spec.initContainers", s);
         for (const auto& [k, v] : r) sum[k] = std::max(sum[k], v);
       }
     }
     ResourceList overhead;
-    if (auto s = read_resources(spec, "overhead", "spec.overhead", overhead); !s) return s;
+    if (auto s = read_resources(spec, "overhead", overhead); !s) return at_path("spec.overhead", s);
     for (const auto& [k, v] : overhead) sum[k] += v;
     pod.requests = std::move(sum);
   }

@@ -1,7 +1,9 @@
 // gpuaasd and gpuaasctl as a user runs them, against a real nats-server.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <sstream>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -190,6 +192,83 @@ TEST_F(DaemonEndToEnd, MetricsReachTheirPodAndGpu) {
     return s.is_object() && s["nodes"].size() == 1 &&
            s["nodes"][0].value("/gpu_metrics/0/DCGM_FI_DEV_GPU_UTIL"_json_pointer, 0.0) == 87.0;
   })) << state().dump();
+  EXPECT_EQ(d->stop(), 0);
+}
+
+TEST_F(DaemonEndToEnd, WatchEventsPrintsJsonLines) {
+  auto d = start_daemon();
+  ASSERT_TRUE(eventually([&] { return !state().is_null(); }));
+  std::atomic<bool> done{false};
+  CommandResult watched;
+  std::thread watcher([&] {
+    watched = ctl("watch events --count 1 --timeout 15 --json");
+    done = true;
+  });
+  std::string node = write("node.yaml", kGpuNode);
+  ASSERT_TRUE(eventually(
+      [&] {
+        EXPECT_EQ(ctl("apply -f " + node).exit_code, 0);
+        return done.load();
+      },
+      std::chrono::seconds(15)));
+  watcher.join();
+  EXPECT_EQ(watched.exit_code, 0);
+  // Exactly one JSON line and nothing else on stdout.
+  ASSERT_EQ(std::count(watched.out.begin(), watched.out.end(), '\n'), 1) << watched.out;
+  auto ev = json::parse(watched.out);
+  EXPECT_EQ(ev["type"], "io.gpuaas.v1.object.added");
+  EXPECT_EQ(ev["object"]["object"]["metadata"]["name"], "h100-a");
+  EXPECT_FALSE(ev["id"].get<std::string>().empty());
+  // No decisions yet: watch actions ends at its timeout with nothing printed, exit 0.
+  auto actions = ctl("watch actions --timeout 0.5 --json");
+  EXPECT_EQ(actions.exit_code, 0);
+  EXPECT_EQ(actions.out, "");
+  EXPECT_EQ(d->stop(), 0);
+}
+
+TEST_F(DaemonEndToEnd, JsonLogsAreOneObjectPerLine) {
+  auto d = std::make_unique<ChildProcess>(
+      std::vector<std::string>{bin_dir() + "/gpuaasd", "--config", config_, "--server", url(),
+                               "--admin", "127.0.0.1:0", "--log-format", "json"},
+      dir_ + "/json.log");
+  ASSERT_TRUE(eventually([&] { return !state().is_null(); }));
+  EXPECT_EQ(d->stop(), 0);
+  std::istringstream lines(d->log());
+  int n = 0;
+  for (std::string line; std::getline(lines, line); ++n) {
+    auto j = json::parse(line, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << line;
+    EXPECT_TRUE(j.contains("time") && j.contains("level") && j.contains("msg"));
+  }
+  EXPECT_GT(n, 2);
+}
+
+// The NATS server restarts under a running daemon: it reconnects by itself, nothing stored is
+// lost (file storage), and new events are applied.
+class DaemonServerRestart : public DaemonEndToEnd {};
+
+TEST_F(DaemonServerRestart, DaemonReconnectsAndKeepsItsModel) {
+  auto d = start_daemon();
+  ASSERT_TRUE(eventually([&] { return !state().is_null(); })) << d->log();
+  ASSERT_EQ(ctl("apply -f " + write("node.yaml", kGpuNode)).exit_code, 0);
+  ASSERT_TRUE(eventually([&] {
+    auto s = state();
+    return s.is_object() && s["nodes"].size() == 1;
+  }));
+  ASSERT_TRUE(server().restart().is_ok());
+  std::string published = shared_dir() + "/manifests/gpu-node/virtual-gpu-node.yaml";
+  // The daemon reconnects within its reconnect wait; publishing works once the server is back.
+  ASSERT_TRUE(eventually([&] { return ctl("apply -f " + published + " 2>/dev/null").exit_code == 0; },
+                         std::chrono::seconds(20)));
+  json s;
+  EXPECT_TRUE(eventually(
+      [&] {
+        s = state();
+        return s.is_object() && s["nodes"].size() == 2;
+      },
+      std::chrono::seconds(20)))
+      << d->log();
+  EXPECT_TRUE(d->alive());
   EXPECT_EQ(d->stop(), 0);
 }
 
