@@ -34,13 +34,18 @@ std::optional<int> compare_resource_versions(std::string_view a, std::string_vie
 
 std::string ClusterModel::key_of(const ObjectMeta& m) {
   std::string k;
+  key_into(k, m);
+  return k;
+}
+
+void ClusterModel::key_into(std::string& k, const ObjectMeta& m) {
+  k.clear();
   auto group = group_of(m.api_version);
   k.reserve(group.size() + m.kind.size() + m.namespace_.size() + m.name.size() + 3);
   k.append(group).push_back('/');
   k.append(m.kind).push_back('/');
   k.append(m.namespace_).push_back('/');
   k.append(m.name);
-  return k;
 }
 
 ApplyOutcome ClusterModel::check_order(const KubeObject* current,
@@ -63,9 +68,17 @@ void ClusterModel::bind_pod(const KubeObject& pod, int sign) {
   if (req.empty()) node_requested_.erase(pod.pod->node_name);
 }
 
+// Whether a pod update leaves its claim on its node as it was (the common MODIFIED).
+static bool same_binding(const KubeObject& a, const KubeObject& b) {
+  return a.pod->node_name == b.pod->node_name && finished(*a.pod) == finished(*b.pod) &&
+         a.pod->requests == b.pod->requests;
+}
+
 ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime at) {
   advance(at);
-  std::string key = key_of(obj.meta);
+  // The key is built in a reused buffer: no allocation per event once it has grown.
+  key_into(key_buf_, obj.meta);
+  const std::string& key = key_buf_;
   const bool is_node = obj.node.has_value();
   const bool is_pod = obj.pod.has_value();
   KubeObject* current = nullptr;
@@ -123,7 +136,7 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
   }
 
   if (!tombstones_.empty()) tombstones_.erase(key);
-  if (is_pod) {
+  if (is_pod && (current == nullptr || !same_binding(*current, obj))) {
     if (current != nullptr) bind_pod(*current, -1);
     bind_pod(obj, +1);
   }
@@ -132,9 +145,9 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
   } else if (is_node) {
     nodes_.emplace(obj.meta.name, std::move(obj));
   } else if (is_pod) {
-    pods_.emplace(std::move(key), std::move(obj));
+    pods_.emplace(key, std::move(obj));
   } else {
-    workloads_.emplace(std::move(key), std::move(obj));
+    workloads_.emplace(key, std::move(obj));
   }
   ++stats_.objects_applied;
   return ApplyOutcome::kApplied;

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -23,9 +24,7 @@ std::string_view str_or(element parent, std::string_view key, std::string_view f
   return fallback;
 }
 
-Status read_string_map(element parent, std::string_view key, const char* where, Labels& out) {
-  element e;
-  if (parent[key].get(e) != simdjson::SUCCESS || e.is_null()) return Status::ok();
+Status read_string_map(element e, const char* where, Labels& out) {
   object o;
   if (e.get(o) != simdjson::SUCCESS) return Status::invalid(std::string(where) + ": not an object");
   for (auto field : o) {
@@ -75,6 +74,32 @@ Status read_resources(element parent, std::string_view key, ResourceList& out) {
   return Status::ok();
 }
 
+// The fields of a JSON object that a decoder wants, found in one pass over the object: looking
+// each up by name would scan the keys once per field.
+template <std::size_t N>
+struct Fields {
+  std::array<std::string_view, N> names;
+  std::array<element, N> values{};
+  std::array<bool, N> found{};
+  explicit Fields(std::array<std::string_view, N> n) : names(n) {}
+  void read(object o) {
+    for (auto f : o) {
+      for (std::size_t i = 0; i < N; ++i) {
+        if (!found[i] && f.key == names[i]) {
+          values[i] = f.value;
+          found[i] = true;
+          break;
+        }
+      }
+    }
+  }
+  bool has(std::size_t i) const { return found[i] && !values[i].is_null(); }
+  std::string_view str(std::size_t i) const {
+    std::string_view v;
+    return found[i] && values[i].get(v) == simdjson::SUCCESS ? v : std::string_view();
+  }
+};
+
 Status decode_node(element root, NodeStatus& node) {
   element spec;
   if (root["spec"].get(spec) == simdjson::SUCCESS) {
@@ -122,14 +147,22 @@ Status container_requests(element c, std::size_t index, ResourceList& out) {
 }
 
 Status decode_pod(element root, PodStatus& pod) {
-  element spec;
-  if (root["spec"].get(spec) == simdjson::SUCCESS) {
-    pod.node_name = str_or(spec, "nodeName");
+  object root_obj;
+  if (root.get(root_obj) != simdjson::SUCCESS) return Status::invalid("not an object");
+  Fields<2> top({"spec", "status"});
+  top.read(root_obj);
+  object spec_obj;
+  if (top.found[0] && top.values[0].get(spec_obj) == simdjson::SUCCESS) {
+    enum { kNodeName, kGates, kContainers, kInits, kOverhead };
+    Fields<5> spec({"nodeName", "schedulingGates", "containers", "initContainers", "overhead"});
+    spec.read(spec_obj);
+    pod.node_name = spec.str(kNodeName);
     array gates;
-    pod.gated = spec["schedulingGates"].get(gates) == simdjson::SUCCESS && gates.size() > 0;
+    pod.gated = spec.found[kGates] && spec.values[kGates].get(gates) == simdjson::SUCCESS &&
+                gates.size() > 0;
     ResourceList sum;
     array containers;
-    if (spec["containers"].get(containers) == simdjson::SUCCESS) {
+    if (spec.found[kContainers] && spec.values[kContainers].get(containers) == simdjson::SUCCESS) {
       std::size_t i = 0;
       for (element c : containers) {
         ResourceList r;
@@ -138,7 +171,7 @@ Status decode_pod(element root, PodStatus& pod) {
       }
     }
     array inits;
-    if (spec["initContainers"].get(inits) == simdjson::SUCCESS) {
+    if (spec.found[kInits] && spec.values[kInits].get(inits) == simdjson::SUCCESS) {
       std::size_t i = 0;
       for (element c : inits) {
         ResourceList r;
@@ -146,13 +179,16 @@ Status decode_pod(element root, PodStatus& pod) {
         for (const auto& [k, v] : r) sum[k] = std::max(sum[k], v);
       }
     }
-    ResourceList overhead;
-    if (auto s = read_resources(spec, "overhead", overhead); !s) return at_path("spec.overhead", s);
-    for (const auto& [k, v] : overhead) sum[k] += v;
+    if (spec.has(kOverhead)) {
+      ResourceList overhead;
+      if (auto s = read_resources(top.values[0], "overhead", overhead); !s) {
+        return at_path("spec.overhead", s);
+      }
+      for (const auto& [k, v] : overhead) sum[k] += v;
+    }
     pod.requests = std::move(sum);
   }
-  element status;
-  if (root["status"].get(status) == simdjson::SUCCESS) pod.phase = str_or(status, "phase");
+  if (top.found[1]) pod.phase = str_or(top.values[1], "phase");
   if (pod.phase.empty()) pod.phase = "Pending";
   return Status::ok();
 }
@@ -181,41 +217,46 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
   if (auto err = impl_->parser.parse(buf.data(), json.size(), false).get(root); err) {
     return Status::invalid(std::string("object is not valid JSON: ") + error_text(err));
   }
-  if (!root.is_object()) return Status::invalid("object is not a JSON object");
+  object root_obj;
+  if (root.get(root_obj) != simdjson::SUCCESS) return Status::invalid("object is not a JSON object");
+  enum { kApiVersion, kKind, kMetadata };
+  Fields<3> top({"apiVersion", "kind", "metadata"});
+  top.read(root_obj);
   KubeObject obj;
   ObjectMeta& m = obj.meta;
-  std::string_view v;
-  if (root["apiVersion"].get(v) != simdjson::SUCCESS || v.empty()) {
-    return Status::invalid("apiVersion: missing");
-  }
-  m.api_version = v;
-  if (root["kind"].get(v) != simdjson::SUCCESS || v.empty()) {
-    return Status::invalid("kind: missing");
-  }
-  m.kind = v;
-  element meta;
-  if (root["metadata"].get(meta) != simdjson::SUCCESS || !meta.is_object()) {
+  m.api_version = top.str(kApiVersion);
+  if (m.api_version.empty()) return Status::invalid("apiVersion: missing");
+  m.kind = top.str(kKind);
+  if (m.kind.empty()) return Status::invalid("kind: missing");
+  object meta_obj;
+  if (!top.found[kMetadata] || top.values[kMetadata].get(meta_obj) != simdjson::SUCCESS) {
     return Status::invalid("metadata: missing");
   }
-  if (meta["name"].get(v) != simdjson::SUCCESS || v.empty()) {
-    return Status::invalid("metadata.name: missing");
+  enum { kName, kNamespace, kUid, kResourceVersion, kDeletion, kLabels, kAnnotations, kOwners };
+  Fields<8> meta({"name", "namespace", "uid", "resourceVersion", "deletionTimestamp", "labels",
+                  "annotations", "ownerReferences"});
+  meta.read(meta_obj);
+  m.name = meta.str(kName);
+  if (m.name.empty()) return Status::invalid("metadata.name: missing");
+  m.namespace_ = meta.str(kNamespace);
+  m.uid = meta.str(kUid);
+  m.resource_version = meta.str(kResourceVersion);
+  m.deleting = meta.has(kDeletion);
+  if (meta.has(kLabels)) {
+    if (auto s = read_string_map(meta.values[kLabels], "metadata.labels", m.labels); !s) return s;
   }
-  m.name = v;
-  m.namespace_ = str_or(meta, "namespace");
-  m.uid = str_or(meta, "uid");
-  m.resource_version = str_or(meta, "resourceVersion");
-  element dts;
-  m.deleting = meta["deletionTimestamp"].get(dts) == simdjson::SUCCESS && !dts.is_null();
-  if (auto s = read_string_map(meta, "labels", "metadata.labels", m.labels); !s) return s;
   // Nodes and Pods are frequent and big; nothing in core reads their annotations.
-  const bool scheduler_kind = m.api_version == "v1" && (m.kind == "Node" || m.kind == "Pod");
-  if (!scheduler_kind) {
-    if (auto s = read_string_map(meta, "annotations", "metadata.annotations", m.annotations); !s) {
+  const bool core_v1 = m.api_version == "v1";
+  const bool scheduler_kind = core_v1 && (m.kind == "Node" || m.kind == "Pod");
+  if (!scheduler_kind && meta.has(kAnnotations)) {
+    if (auto s = read_string_map(meta.values[kAnnotations], "metadata.annotations",
+                                 m.annotations);
+        !s) {
       return s;
     }
   }
   array owners;
-  if (meta["ownerReferences"].get(owners) == simdjson::SUCCESS) {
+  if (meta.found[kOwners] && meta.values[kOwners].get(owners) == simdjson::SUCCESS) {
     for (element o : owners) {
       bool controller = false;
       if (o["controller"].get(controller) == simdjson::SUCCESS && controller) {
@@ -226,10 +267,10 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
     }
   }
   // Node and Pod are the scheduler's own kinds (capacity and its use), not workload kinds.
-  if (m.api_version == "v1" && m.kind == "Node") {
+  if (core_v1 && m.kind == "Node") {
     obj.node.emplace();
     if (auto s = decode_node(root, *obj.node); !s) return s;
-  } else if (m.api_version == "v1" && m.kind == "Pod") {
+  } else if (core_v1 && m.kind == "Pod") {
     obj.pod.emplace();
     if (auto s = decode_pod(root, *obj.pod); !s) return s;
   }

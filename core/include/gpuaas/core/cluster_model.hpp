@@ -65,6 +65,7 @@ class ClusterModel {
 
   // "group/Kind/namespace/name": the identity of an object across its updates.
   static std::string key_of(const ObjectMeta& m);
+  static void key_into(std::string& out, const ObjectMeta& m);
 
   // How long series and tombstones are kept after their last event.
   static constexpr std::chrono::minutes kSeriesRetention{15};
@@ -79,6 +80,7 @@ class ClusterModel {
   ApplyOutcome check_order(const KubeObject* current, const ObjectMeta& incoming) const;
   void bind_pod(const KubeObject& pod, int sign);
 
+  std::string key_buf_;
   EventTime now_{};
   ModelStats stats_;
   std::map<std::string, KubeObject> nodes_;               // by name, sorted for display
