@@ -97,8 +97,8 @@ class MemoryBatch final : public Batch {
 // One cursor over a stream: a durable (acks move its floor), a reader or a tail.
 class MemoryConsumer final : public Consumer {
  public:
-  MemoryConsumer(std::shared_ptr<Shared> s, std::string stream, uint64_t next,
-                 std::string filter, std::string durable)
+  MemoryConsumer(std::shared_ptr<Shared> s, std::string stream, uint64_t next, std::string filter,
+                 std::string durable)
       : s_(std::move(s)),
         stream_(std::move(stream)),
         next_(next),
@@ -289,8 +289,8 @@ class MemoryBus final : public Bus {
                                                 uint64_t start_sequence) override {
     std::lock_guard lock(s_->mu);
     if (s_->streams.count(stream) == 0) return Status::not_found("stream " + stream);
-    return std::unique_ptr<Consumer>(
-        std::make_unique<MemoryConsumer>(s_, stream, std::max<uint64_t>(1, start_sequence), "", ""));
+    return std::unique_ptr<Consumer>(std::make_unique<MemoryConsumer>(
+        s_, stream, std::max<uint64_t>(1, start_sequence), "", ""));
   }
 
   Result<std::unique_ptr<Consumer>> open_tail(const std::string& stream,

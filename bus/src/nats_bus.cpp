@@ -6,12 +6,12 @@
 #include <nats/nats.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <thread>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,7 +33,8 @@ std::string describe(natsStatus s, jsErrCode jerr = static_cast<jsErrCode>(0)) {
   return text;
 }
 
-Status from_nats(natsStatus s, const std::string& what, jsErrCode jerr = static_cast<jsErrCode>(0)) {
+Status from_nats(natsStatus s, const std::string& what,
+                 jsErrCode jerr = static_cast<jsErrCode>(0)) {
   if (s == NATS_OK) return Status::ok();
   std::string m = what + ": " + describe(s, jerr);
   switch (s) {
@@ -128,7 +129,8 @@ void on_message(natsConnection*, natsSubscription*, natsMsg* raw, void* closure)
   Message msg = from_nats_msg(m.get());
   if (st->on_request) {
     const char* reply = natsMsg_GetReply(m.get());
-    if (reply == nullptr || *reply == '\0') return;  // a request without an inbox cannot be answered
+    if (reply == nullptr || *reply == '\0')
+      return;  // a request without an inbox cannot be answered
     std::string answer = st->on_request(msg);
     natsConnection_Publish(st->conn->nc, reply, answer.data(), static_cast<int>(answer.size()));
   } else {
@@ -209,8 +211,8 @@ class NatsConsumer final : public Consumer {
   ~NatsConsumer() override {
     natsSubscription_Unsubscribe(sub_);
     natsSubscription_Destroy(sub_);
-    if (!ephemeral_.empty()) js_DeleteConsumer(conn_->js, stream_.c_str(), ephemeral_.c_str(),
-                                               nullptr, nullptr);
+    if (!ephemeral_.empty())
+      js_DeleteConsumer(conn_->js, stream_.c_str(), ephemeral_.c_str(), nullptr, nullptr);
   }
 
   Result<std::unique_ptr<Batch>> fetch(std::size_t max, std::chrono::milliseconds wait) override {
@@ -240,7 +242,9 @@ class PrefetchingConsumer final : public Consumer {
  public:
   PrefetchingConsumer(std::unique_ptr<Consumer> inner, int depth, std::size_t batch,
                       std::chrono::milliseconds wait)
-      : inner_(std::move(inner)), depth_(static_cast<std::size_t>(depth)), batch_(batch),
+      : inner_(std::move(inner)),
+        depth_(static_cast<std::size_t>(depth)),
+        batch_(batch),
         wait_(wait) {
     thread_ = std::thread([this] { loop(); });
   }
@@ -309,7 +313,8 @@ class NatsBus final : public Bus {
   Status publish(const Message& msg) override {
     auto m = to_nats(msg);
     if (!m) return m.status();
-    return from_nats(natsConnection_PublishMsg(conn_->nc, m->get()), "publishing on " + msg.subject);
+    return from_nats(natsConnection_PublishMsg(conn_->nc, m->get()),
+                     "publishing on " + msg.subject);
   }
 
   Result<PublishAck> publish_stored(const Message& msg, const std::string& msg_id) override {
@@ -450,8 +455,8 @@ class NatsBus final : public Bus {
         js_GetConsumerInfo(&ci, conn_->js, cs.stream.c_str(), cs.durable.c_str(), nullptr, &jerr);
     if (s == NATS_OK) {
       // Only what ConsumerSettings controls is compared; the rest never changes.
-      bool same = ci->Config->AckWait == cfg.AckWait &&
-                  ci->Config->MaxAckPending == cfg.MaxAckPending;
+      bool same =
+          ci->Config->AckWait == cfg.AckWait && ci->Config->MaxAckPending == cfg.MaxAckPending;
       jsConsumerInfo_Destroy(ci);
       if (same) return Status::ok();
       ci = nullptr;

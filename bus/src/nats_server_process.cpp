@@ -58,9 +58,9 @@ Result<std::unique_ptr<NatsServerProcess>> NatsServerProcess::start(NatsServerOp
 }
 
 Status NatsServerProcess::spawn() {
-  std::vector<std::string> args = {options_.binary,        "-a",  "127.0.0.1", "-p",
-                                   std::to_string(options_.port), "-js", "-sd",
-                                   options_.store_dir};
+  std::vector<std::string> args = {
+      options_.binary, "-a",  "127.0.0.1",       "-p", std::to_string(options_.port),
+      "-js",           "-sd", options_.store_dir};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::string log = options_.store_dir + "/nats-server.log";
   pid_t pid = ::fork();
@@ -80,8 +80,8 @@ Status NatsServerProcess::spawn() {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      return Status::unavailable(options_.binary + " exited at start (is it installed? see " +
-                                 log + ")");
+      return Status::unavailable(options_.binary + " exited at start (is it installed? see " + log +
+                                 ")");
     }
     if (port_open(options_.port)) return Status::ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -105,8 +105,8 @@ Result<double> measure_core_rate(const std::string& url, const Message& m, int64
   return rate(count, counter.last - start);
 }
 
-Result<double> fill_stream(const std::string& url, const StreamSettings& stream,
-                           const Message& m, int64_t count) {
+Result<double> fill_stream(const std::string& url, const StreamSettings& stream, const Message& m,
+                           int64_t count) {
   auto c = open(url);
   if (!c) return c.status();
   js_DeleteStream((*c)->js, stream.name.c_str(), nullptr, nullptr);

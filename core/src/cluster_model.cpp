@@ -161,8 +161,8 @@ void ClusterModel::record_sample(SeriesSample sample) {
 void ClusterModel::advance(EventTime t) {
   if (t <= now_) return;
   // Expire at most once per event-time second: cheap on the hot path, exact enough for minutes.
-  bool sweep = std::chrono::floor<std::chrono::seconds>(t) !=
-               std::chrono::floor<std::chrono::seconds>(now_);
+  bool sweep =
+      std::chrono::floor<std::chrono::seconds>(t) != std::chrono::floor<std::chrono::seconds>(now_);
   now_ = t;
   if (!sweep) return;
   metrics_.expire(now_ - kSeriesRetention);

@@ -59,8 +59,8 @@ Daemon::~Daemon() {
 }
 
 Status Daemon::start() {
-  for (const auto* s : {&config_.events_stream, &config_.actions_stream,
-                        &config_.deadletter_stream}) {
+  for (const auto* s :
+       {&config_.events_stream, &config_.actions_stream, &config_.deadletter_stream}) {
     if (auto st = bus_.ensure_stream(*s); !st) return st;
   }
   if (auto st = recover(); !st) return st;
@@ -157,8 +157,8 @@ Status Daemon::run() {
     // The server restarting or a stream missing: log once a burst, back off, try again.
     if (failures++ == 0) spdlog::warn("intake: {}", n.status().message());
     if (n.status().code() == StatusCode::kNotFound) {
-      for (const auto* s : {&config_.events_stream, &config_.actions_stream,
-                            &config_.deadletter_stream}) {
+      for (const auto* s :
+           {&config_.events_stream, &config_.actions_stream, &config_.deadletter_stream}) {
         (void)bus_.ensure_stream(*s);
       }
       auto c = bus_.open_consumer(consumer_settings(config_));
@@ -204,9 +204,9 @@ void Daemon::tick_loop() {
   std::unique_lock lock(tick_mu_);
   while (!stopping_) {
     if (tick_cv_.wait_for(lock, config_.tick_interval, [this] { return stopping_.load(); })) break;
-    v1::Event ev = make_event(random_uuid(), config_.source,
-                              std::chrono::time_point_cast<std::chrono::nanoseconds>(
-                                  std::chrono::system_clock::now()));
+    v1::Event ev = make_event(
+        random_uuid(), config_.source,
+        std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()));
     ev.mutable_queue()->mutable_tick()->set_sequence(++n);
     ev.set_type(std::string(kTypeTick));
     if (auto s = bus_.publish(encode_event(ev, subjects_.ticks())); !s) {

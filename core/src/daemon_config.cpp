@@ -55,8 +55,8 @@ Status read_int(const std::string& path, const YAML::Node& n, Int& out, int64_t 
   const std::string& s = n.Scalar();
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || v < min || !std::in_range<Int>(v)) {
-    return Status::invalid(where(path, n) + "\"" + s + "\" is not an integer >= " +
-                           std::to_string(min));
+    return Status::invalid(where(path, n) + "\"" + s +
+                           "\" is not an integer >= " + std::to_string(min));
   }
   out = static_cast<Int>(v);
   return Status::ok();
@@ -144,12 +144,18 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
     std::string_view unit = s.substr(0, j);
     s.remove_prefix(j);
     double mult = 0;
-    if (unit == "ms") mult = 1;
-    else if (unit == "s") mult = 1000;
-    else if (unit == "m") mult = 60'000;
-    else if (unit == "h") mult = 3'600'000;
-    else if (unit == "d") mult = 86'400'000;
-    else return std::nullopt;
+    if (unit == "ms")
+      mult = 1;
+    else if (unit == "s")
+      mult = 1000;
+    else if (unit == "m")
+      mult = 60'000;
+    else if (unit == "h")
+      mult = 3'600'000;
+    else if (unit == "d")
+      mult = 86'400'000;
+    else
+      return std::nullopt;
     total_ms += v * mult;
   }
   // Beyond int64 milliseconds (about 292 million years) the conversion would be undefined.

@@ -120,8 +120,8 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
                        ? parsed->namespace_token
                        : std::string(bus::kClusterScope);
   if (ns == bus::kClusterScope) ns.clear();
-  spdlog::warn("dead letter: {} (stream sequence {}): {}", printable(d.subject),
-               d.stream_sequence, message);
+  spdlog::warn("dead letter: {} (stream sequence {}): {}", printable(d.subject), d.stream_sequence,
+               message);
   v1::DeadLetter dl;
   dl.set_subject(utf8_text(d.subject));
   dl.set_reason(utf8_text(message));

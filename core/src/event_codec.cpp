@@ -129,8 +129,8 @@ bus::Message encode_action(const v1::Action& a, std::string subject) {
 bus::Message encode_deadletter(const v1::DeadLetter& d, std::string subject) {
   bus::Message m;
   m.subject = std::move(subject);
-  std::string id = d.event_id().empty() ? "seq-" + std::to_string(d.stream_sequence())
-                                        : d.event_id();
+  std::string id =
+      d.event_id().empty() ? "seq-" + std::to_string(d.stream_sequence()) : d.event_id();
   m.headers = ce_headers("deadletter-" + id, "gpuaasd", kTypeDeadLetter, d.time());
   d.SerializeToString(&m.data);
   return m;

@@ -14,11 +14,21 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
               spdlog::memory_buf_t& dest) override {
     for (char c : msg.payload) {
       switch (c) {
-        case '"': dest.append(std::string_view("\\\"")); break;
-        case '\\': dest.append(std::string_view("\\\\")); break;
-        case '\n': dest.append(std::string_view("\\n")); break;
-        case '\r': dest.append(std::string_view("\\r")); break;
-        case '\t': dest.append(std::string_view("\\t")); break;
+        case '"':
+          dest.append(std::string_view("\\\""));
+          break;
+        case '\\':
+          dest.append(std::string_view("\\\\"));
+          break;
+        case '\n':
+          dest.append(std::string_view("\\n"));
+          break;
+        case '\r':
+          dest.append(std::string_view("\\r"));
+          break;
+        case '\t':
+          dest.append(std::string_view("\\t"));
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
             char buf[8];
@@ -42,8 +52,8 @@ Status setup_logging(const std::string& format, const std::string& level) {
   if (lvl == spdlog::level::off && level != "off") {
     return Status::invalid("unknown log level \"" + level + "\"");
   }
-  auto logger = std::make_shared<spdlog::logger>("gpuaas",
-                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("gpuaas", std::make_shared<spdlog::sinks::stderr_sink_mt>());
   if (format == "json") {
     auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
     f->add_flag<JsonMessageFlag>('j').set_pattern(

@@ -49,7 +49,7 @@ std::string_view MetricStore::label(const SeriesSample& s, std::string_view name
   auto it = std::lower_bound(s.labels.begin(), s.labels.end(), name,
                              [](const auto& l, std::string_view n) { return l.first < n; });
   return it != s.labels.end() && it->first == name ? std::string_view(it->second)
-                                                    : std::string_view();
+                                                   : std::string_view();
 }
 
 void MetricStore::record(SeriesSample sample) {

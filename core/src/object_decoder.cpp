@@ -30,8 +30,7 @@ Status read_string_map(element e, const char* where, Labels& out) {
   for (auto field : o) {
     std::string_view v;
     if (field.value.get(v) != simdjson::SUCCESS) {
-      return Status::invalid(std::string(where) + "." + std::string(field.key) +
-                             ": not a string");
+      return Status::invalid(std::string(where) + "." + std::string(field.key) + ": not a string");
     }
     out.emplace(field.key, v);
   }
@@ -218,7 +217,8 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
     return Status::invalid(std::string("object is not valid JSON: ") + error_text(err));
   }
   object root_obj;
-  if (root.get(root_obj) != simdjson::SUCCESS) return Status::invalid("object is not a JSON object");
+  if (root.get(root_obj) != simdjson::SUCCESS)
+    return Status::invalid("object is not a JSON object");
   enum { kApiVersion, kKind, kMetadata };
   Fields<3> top({"apiVersion", "kind", "metadata"});
   top.read(root_obj);
@@ -249,8 +249,7 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
   const bool core_v1 = m.api_version == "v1";
   const bool scheduler_kind = core_v1 && (m.kind == "Node" || m.kind == "Pod");
   if (!scheduler_kind && meta.has(kAnnotations)) {
-    if (auto s = read_string_map(meta.values[kAnnotations], "metadata.annotations",
-                                 m.annotations);
+    if (auto s = read_string_map(meta.values[kAnnotations], "metadata.annotations", m.annotations);
         !s) {
       return s;
     }
@@ -291,8 +290,8 @@ std::string stable_uid(std::string_view kind, std::string_view ns, std::string_v
   };
   uint64_t hi = fnv(0xcbf29ce484222325ULL);
   uint64_t lo = fnv(0x84222325cbf29ce4ULL);
-  hi = (hi & ~0xF000ULL) | 0x8000ULL;                         // version 8
-  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);             // RFC 4122 variant
+  hi = (hi & ~0xF000ULL) | 0x8000ULL;              // version 8
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
   char buf[37];
   std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
                 static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),

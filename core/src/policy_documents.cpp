@@ -26,8 +26,8 @@ Result<std::vector<PolicyDocument>> read_policy_documents(const std::vector<std:
       if (d.IsNull()) continue;
       if (!d.IsMap()) return Status::invalid(at(file, d.Mark()) + "a policy document is a mapping");
       PolicyDocument p{file, d.Mark().line + 1, {}, {}, {}, {}};
-      for (auto [field, target] : {std::pair{"apiVersion", &p.api_version},
-                                   std::pair{"kind", &p.kind}}) {
+      for (auto [field, target] :
+           {std::pair{"apiVersion", &p.api_version}, std::pair{"kind", &p.kind}}) {
         if (!d[field] || !d[field].IsScalar() || d[field].Scalar().empty()) {
           return Status::invalid(at(file, d.Mark()) + field + " is missing");
         }
@@ -38,7 +38,8 @@ Result<std::vector<PolicyDocument>> read_policy_documents(const std::vector<std:
         return Status::invalid(at(file, d.Mark()) + "metadata.name is missing");
       }
       p.name = meta["name"].Scalar();
-      if (meta["namespace"] && meta["namespace"].IsScalar()) p.namespace_ = meta["namespace"].Scalar();
+      if (meta["namespace"] && meta["namespace"].IsScalar())
+        p.namespace_ = meta["namespace"].Scalar();
       out.push_back(std::move(p));
     }
   }

@@ -49,8 +49,8 @@ inline std::vector<Fetched> fetch_n(Consumer& c, std::size_t n,
       break;
     }
     for (std::size_t i = 0; i < (*b)->size(); ++i) {
-      Fetched f{(*b)->stream_sequence(i), std::string((*b)->subject(i)),
-                std::string((*b)->data(i)), std::nullopt};
+      Fetched f{(*b)->stream_sequence(i), std::string((*b)->subject(i)), std::string((*b)->data(i)),
+                std::nullopt};
       if (auto h = (*b)->header(i, "x")) f.x = std::string(*h);
       out.push_back(std::move(f));
     }

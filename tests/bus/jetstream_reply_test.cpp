@@ -30,13 +30,13 @@ TEST(JetStreamReplyTest, JunkIsZero) {
            "",
            "_INBOX.abc.def",
            "$JS.ACK",
-           "$JS.ACK.S.C.1.42.7.1",               // 8 tokens
-           "$JS.ACK.S.C.1.42.7.1.0.extra",        // 10 tokens: neither form
-           "$JS.NAK.S.C.1.42.7.1.0",              // not an ack subject
+           "$JS.ACK.S.C.1.42.7.1",          // 8 tokens
+           "$JS.ACK.S.C.1.42.7.1.0.extra",  // 10 tokens: neither form
+           "$JS.NAK.S.C.1.42.7.1.0",        // not an ack subject
            "$XS.ACK.S.C.1.42.7.1.0",
-           "$JS.ACK.S.C.1.x42.7.1.0",             // sequence not a number
+           "$JS.ACK.S.C.1.x42.7.1.0",  // sequence not a number
            "$JS.ACK.S.C.1.42x.7.1.0",
-           "$JS.ACK.S.C.1..7.1.0",                // empty sequence
+           "$JS.ACK.S.C.1..7.1.0",  // empty sequence
            "$JS.ACK.S.C.1.-5.7.1.0",
            "$JS.ACK.S.C.1.99999999999999999999.7.1.0",  // overflows uint64
            "$JS.ACK.D.A.S.C.1.nope.7.1.0.tok",

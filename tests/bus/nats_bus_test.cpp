@@ -320,9 +320,9 @@ TEST_F(NatsBusTest, RequestWithoutResponderIsUnavailableFast) {
 TEST_F(NatsBusTest, AsyncPublishesAreAllStored) {
   constexpr int kCount = 1000;
   for (int i = 0; i < kCount; ++i) {
-    ASSERT_TRUE(bus_->publish_stored_async({subject("a"), {}, std::to_string(i)},
-                                           "m" + std::to_string(i))
-                    .is_ok());
+    ASSERT_TRUE(
+        bus_->publish_stored_async({subject("a"), {}, std::to_string(i)}, "m" + std::to_string(i))
+            .is_ok());
   }
   auto st = bus_->wait_stored(10s);
   ASSERT_TRUE(st.is_ok()) << st.message();

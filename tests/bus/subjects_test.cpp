@@ -75,11 +75,11 @@ TEST(SubjectsTest, ParseRejects) {
            "gpuaas",
            "gpuaas.v1",
            "gpuaas.v1.",
-           "gpuaas.v2.events.ns.Pod",       // wrong version
-           "other.v1.events.ns.Pod",        // wrong root
-           "gpuaasx.v1.events.ns.Pod",      // root is a prefix of the token only
-           "gpuaas.v1x.events.ns.Pod",      // prefix not followed by a dot
-           "gpuaas.v1.events.ns",           // too few tokens
+           "gpuaas.v2.events.ns.Pod",        // wrong version
+           "other.v1.events.ns.Pod",         // wrong root
+           "gpuaasx.v1.events.ns.Pod",       // root is a prefix of the token only
+           "gpuaas.v1x.events.ns.Pod",       // prefix not followed by a dot
+           "gpuaas.v1.events.ns",            // too few tokens
            "gpuaas.v1.events.ns.Pod.extra",  // too many
            "gpuaas.v1.events.ns.Pod.a.b",    // more than parse() keeps
            "gpuaas.v1.metrics",
@@ -88,12 +88,12 @@ TEST(SubjectsTest, ParseRejects) {
            "gpuaas.v1.deadletter.ns.x",
            "gpuaas.v1.ticks.now",
            "gpuaas.v1.api",
-           "gpuaas.v1.events.ns.Pod.",      // trailing dot
+           "gpuaas.v1.events.ns.Pod.",  // trailing dot
            "gpuaas.v1.ticks.",
-           "gpuaas.v1.events..Pod",         // empty token
+           "gpuaas.v1.events..Pod",  // empty token
            "gpuaas.v1..events.ns.Pod",
-           "gpuaas.v1.unknown.ns.Pod",      // unknown category
-           "gpuaas.v1.Events.ns.Pod",       // categories are case-sensitive
+           "gpuaas.v1.unknown.ns.Pod",  // unknown category
+           "gpuaas.v1.Events.ns.Pod",   // categories are case-sensitive
        }) {
     EXPECT_FALSE(s.parse(bad).has_value()) << "'" << bad << "'";
   }

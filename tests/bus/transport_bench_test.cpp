@@ -17,8 +17,8 @@ TEST_F(TransportBenchTest, EveryMeasureReturnsAPositiveRate) {
   ASSERT_TRUE(core.is_ok()) << core.status().message();
   EXPECT_GT(*core, 0);
 
-  StreamSettings stream{.name = "BENCH", .subjects = {"bench.stored.>"},
-                        .storage = Storage::kMemory};
+  StreamSettings stream{
+      .name = "BENCH", .subjects = {"bench.stored.>"}, .storage = Storage::kMemory};
   msg.subject = "bench.stored.x";
   auto fill = fill_stream(url(), stream, msg, 200);
   ASSERT_TRUE(fill.is_ok()) << fill.status().message();

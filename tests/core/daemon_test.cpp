@@ -23,8 +23,8 @@ DaemonConfig test_config() {
 }
 
 std::string node_json(const std::string& name, int rv) {
-  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-         R"(","uid":"u-)" + name + R"(","resourceVersion":")" + std::to_string(rv) +
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","uid":"u-)" +
+         name + R"(","resourceVersion":")" + std::to_string(rv) +
          R"(","labels":{"nvidia.com/gpu.product":"H100"}},"status":{"capacity":
          {"nvidia.com/gpu":"8"},"allocatable":{"nvidia.com/gpu":"8"},
          "conditions":[{"type":"Ready","status":"True"}]}})";
@@ -100,8 +100,8 @@ TEST(Daemon, RestartRebuildsTheModelAndAppliesEachEventOnce) {
   auto b = bus::make_memory_bus();
   bus::Subjects s;
   int dead = 0;
-  auto sub = b->subscribe(s.all(bus::SubjectCategory::kDeadletter),
-                          [&](const bus::Message&) { ++dead; });
+  auto sub =
+      b->subscribe(s.all(bus::SubjectCategory::kDeadletter), [&](const bus::Message&) { ++dead; });
   ASSERT_TRUE(sub.is_ok());
   {
     Daemon first(test_config(), *b, nullptr);
@@ -124,10 +124,9 @@ TEST(Daemon, RestartRebuildsTheModelAndAppliesEachEventOnce) {
   EXPECT_EQ(second.read([](const ClusterModel& m) { return m.nodes().size(); }), 4u);
   EXPECT_EQ(second.read([](const ClusterModel& m) { return m.stats().stale; }), 0u);
   // Every node holds its latest version.
-  EXPECT_EQ(second.read([](const ClusterModel& m) {
-    return m.nodes().at("n3").meta.resource_version;
-  }),
-            "20");
+  EXPECT_EQ(
+      second.read([](const ClusterModel& m) { return m.nodes().at("n3").meta.resource_version; }),
+      "20");
 }
 
 // The same events in the same order give the same model, however they were batched.

@@ -109,8 +109,8 @@ bool eventually(Pred pred, std::chrono::milliseconds bound = std::chrono::second
 }
 
 inline std::string temp_dir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("gpuaas-test-" + name + "-" +
-                                                     std::to_string(::getpid()));
+  auto d = std::filesystem::temp_directory_path() /
+           ("gpuaas-test-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d.string();
 }

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <sstream>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "gpuaas/bus/nats_bus.hpp"
@@ -144,9 +144,10 @@ TEST_F(DaemonEndToEnd, GarbageIsDeadLetteredAndTheDaemonCarriesOn) {
       core::ChangeType::kAdded,
       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","namespace":"tenant-b"}})",
       "forged-1", "test", core::EventTime(std::chrono::seconds(1)));
-  ASSERT_TRUE((*bus)->publish_stored(core::encode_event(ev, subjects.events("tenant-a", "Pod")),
-                                     "forged-1")
-                  .is_ok());
+  ASSERT_TRUE(
+      (*bus)
+          ->publish_stored(core::encode_event(ev, subjects.events("tenant-a", "Pod")), "forged-1")
+          .is_ok());
   EXPECT_TRUE(eventually([&] {
     auto s = state();
     return s.is_object() && s["intake"]["deadlettered"] >= 2 && s["pods"]["total"] == 0;
@@ -157,8 +158,9 @@ TEST_F(DaemonEndToEnd, GarbageIsDeadLetteredAndTheDaemonCarriesOn) {
 TEST_F(DaemonEndToEnd, CliExitCodes) {
   // 3: nobody listens there.
   int port = bus::NatsServerProcess::free_port();
-  auto down = run_command(bin_dir() + "/gpuaasctl --server nats://127.0.0.1:" +
-                          std::to_string(port) + " state 2>/dev/null");
+  auto down =
+      run_command(bin_dir() + "/gpuaasctl --server nats://127.0.0.1:" + std::to_string(port) +
+                  " state 2>/dev/null");
   EXPECT_EQ(down.exit_code, 3);
   // 3: the server is up but no daemon answers.
   EXPECT_EQ(ctl("state 2>/dev/null").exit_code, 3);
@@ -167,9 +169,9 @@ TEST_F(DaemonEndToEnd, CliExitCodes) {
   EXPECT_EQ(ctl("watch nothing 2>/dev/null").exit_code, 2);
   // 1: invalid input, with the file and line named.
   EXPECT_EQ(ctl("apply -f /nonexistent.yaml 2>/dev/null").exit_code, 1);
-  auto bad = run_command(bin_dir() + "/gpuaasctl --server " + url() + " apply -f " +
-                         write("bad.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [\n") +
-                         " 2>&1");
+  auto bad =
+      run_command(bin_dir() + "/gpuaasctl --server " + url() + " apply -f " +
+                  write("bad.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: [\n") + " 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.out.find("bad.yaml:"), std::string::npos) << bad.out;
   auto metrics = run_command(bin_dir() + "/gpuaasctl --server " + url() + " push-metrics " +
@@ -258,8 +260,9 @@ TEST_F(DaemonServerRestart, DaemonReconnectsAndKeepsItsModel) {
   ASSERT_TRUE(server().restart().is_ok());
   std::string published = shared_dir() + "/manifests/gpu-node/virtual-gpu-node.yaml";
   // The daemon reconnects within its reconnect wait; publishing works once the server is back.
-  ASSERT_TRUE(eventually([&] { return ctl("apply -f " + published + " 2>/dev/null").exit_code == 0; },
-                         std::chrono::seconds(20)));
+  ASSERT_TRUE(
+      eventually([&] { return ctl("apply -f " + published + " 2>/dev/null").exit_code == 0; },
+                 std::chrono::seconds(20)));
   json s;
   EXPECT_TRUE(eventually(
       [&] {
@@ -274,8 +277,7 @@ TEST_F(DaemonServerRestart, DaemonReconnectsAndKeepsItsModel) {
 
 // Stop the daemon mid-stream (SIGTERM, then SIGKILL) and start it again: every event is applied
 // exactly once by the process that holds the model, in stream order.
-class DaemonRestart : public DaemonEndToEnd,
-                      public ::testing::WithParamInterface<int> {
+class DaemonRestart : public DaemonEndToEnd, public ::testing::WithParamInterface<int> {
  protected:
   void SetUp() override {
     tick_ = "0";  // only the test's events in the stream, so sequences are countable

@@ -27,7 +27,8 @@ kind: Pod
 metadata: {name: b, namespace: x}
 spec:
   containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1, memory: "1Gi"}}}]
-)", "f.yaml");
+)",
+                           "f.yaml");
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   ASSERT_EQ(r->size(), 2u);
   auto pod = json::parse((*r)[1].json);
@@ -39,9 +40,10 @@ spec:
 }
 
 TEST(ManifestReader, QuotedScalarsStayStrings) {
-  auto r = parse_manifests("apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels:\n"
-                           "    a: \"true\"\n    b: \"8\"\n    c: 'null'\n    d: true\n",
-                           "q.yaml");
+  auto r = parse_manifests(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels:\n"
+      "    a: \"true\"\n    b: \"8\"\n    c: 'null'\n    d: true\n",
+      "q.yaml");
   ASSERT_TRUE(r.is_ok());
   auto labels = json::parse((*r)[0].json)["metadata"]["labels"];
   EXPECT_EQ(labels["a"], "true");

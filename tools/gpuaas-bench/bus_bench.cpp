@@ -47,9 +47,8 @@ Workload make_events(const json& tmpl, int64_t n, const bus::Subjects& subjects)
     obj["metadata"]["uid"] = core::stable_uid(kind, ns, name);
     obj["metadata"]["resourceVersion"] = std::to_string(i + 1);
     // kubectl get -o json indents by 4.
-    auto ev = core::make_object_event(core::ChangeType::kModified, obj.dump(),
-                                      std::to_string(i), "bench",
-                                      t0 + std::chrono::milliseconds(i));
+    auto ev = core::make_object_event(core::ChangeType::kModified, obj.dump(), std::to_string(i),
+                                      "bench", t0 + std::chrono::milliseconds(i));
     w.messages.push_back(core::encode_event(ev, subjects.events(ns, kind)));
     w.bytes += w.messages.back().data.size();
   }
@@ -94,8 +93,8 @@ Result<double> daemon_rate(const std::string& url, const Workload& w, int batch,
   }
   auto elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   auto st = d.stats();
-  if (st.events_applied < n) return Status::unavailable("the daemon applied only " +
-                                                        std::to_string(st.events_applied));
+  if (st.events_applied < n)
+    return Status::unavailable("the daemon applied only " + std::to_string(st.events_applied));
   if (st.deadlettered != 0) return Status::internal("benchmark events were dead-lettered");
   for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream}) {
     (void)(*bus)->delete_stream(s->name);

@@ -12,7 +12,8 @@ enum class ObjectChange { kApply, kDelete };
 struct PublishOptions {
   std::string file;
   std::string default_namespace = "default";
-  bool namespace_given = false;  // -n: overrides what the manifest says, as kubectl does (error on conflict)
+  bool namespace_given =
+      false;  // -n: overrides what the manifest says, as kubectl does (error on conflict)
 };
 int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOptions& o);
 int push_metrics(const CtlContext& ctx, const std::string& file);
@@ -20,10 +21,10 @@ int push_metrics(const CtlContext& ctx, const std::string& file);
 enum class WatchTarget { kActions, kEvents, kDeadletter };
 struct WatchOptions {
   WatchTarget target = WatchTarget::kEvents;
-  int64_t count = 0;    // 0: no limit
-  double timeout = 0;   // seconds; 0: no limit
+  int64_t count = 0;   // 0: no limit
+  double timeout = 0;  // seconds; 0: no limit
   bool json = false;
-  bool ticks = false;   // events: include the daemon's ticks
+  bool ticks = false;  // events: include the daemon's ticks
 };
 int watch(const CtlContext& ctx, const WatchOptions& o);
 

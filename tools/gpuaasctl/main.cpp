@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   CLI::App app{"gpuaasctl: talk to gpuaasd over NATS"};
   app.require_subcommand(1);
   app.fallthrough();  // global flags anywhere, as kubectl takes them
-  app.add_option("--server", ctx.server, "NATS URL (default nats://127.0.0.1:4222 or $GPUAAS_SERVER)");
+  app.add_option("--server", ctx.server,
+                 "NATS URL (default nats://127.0.0.1:4222 or $GPUAAS_SERVER)");
   // Matches gpuaasd's subjectRoot; for test and staging setups that share one server.
   app.add_option("--subject-root", ctx.subject_root, "Subject root (default gpuaas)")->group("");
 
@@ -35,12 +36,15 @@ int main(int argc, char** argv) {
 
   WatchOptions wo;
   std::string what;
-  auto* watch_cmd = app.add_subcommand("watch", "Print actions, events or dead letters as they pass");
+  auto* watch_cmd =
+      app.add_subcommand("watch", "Print actions, events or dead letters as they pass");
   watch_cmd->add_option("what", what, "actions | events | deadletter")
       ->required()
       ->check(CLI::IsMember({"actions", "events", "deadletter"}));
-  watch_cmd->add_option("--count", wo.count, "Stop after N messages")->check(CLI::NonNegativeNumber);
-  watch_cmd->add_option("--timeout", wo.timeout, "Stop after SECONDS")->check(CLI::NonNegativeNumber);
+  watch_cmd->add_option("--count", wo.count, "Stop after N messages")
+      ->check(CLI::NonNegativeNumber);
+  watch_cmd->add_option("--timeout", wo.timeout, "Stop after SECONDS")
+      ->check(CLI::NonNegativeNumber);
   watch_cmd->add_flag("--json", wo.json, "One JSON object per line, nothing else on stdout");
   watch_cmd->add_flag("--ticks", wo.ticks, "events: include the daemon's ticks");
 
@@ -62,8 +66,8 @@ int main(int argc, char** argv) {
     if (cmd->parsed()) {
       auto& o = cmd->get_name() == "apply" ? apply_opts : delete_opts;
       o.namespace_given = cmd->count("--namespace") > 0;
-      return publish_objects(ctx, cmd->get_name() == "apply" ? ObjectChange::kApply
-                                                             : ObjectChange::kDelete, o);
+      return publish_objects(
+          ctx, cmd->get_name() == "apply" ? ObjectChange::kApply : ObjectChange::kDelete, o);
     }
   }
   if (push->parsed()) return push_metrics(ctx, metrics_file);

@@ -80,9 +80,8 @@ Status add_object(json obj, const std::string& where, std::vector<Manifest>& out
     }
   }
   const auto has = [&](const char* f) {
-    return obj.contains("metadata") && obj["metadata"].is_object() &&
-           obj["metadata"].contains(f) && obj["metadata"][f].is_string() &&
-           !obj["metadata"][f].get<std::string>().empty();
+    return obj.contains("metadata") && obj["metadata"].is_object() && obj["metadata"].contains(f) &&
+           obj["metadata"][f].is_string() && !obj["metadata"][f].get<std::string>().empty();
   };
   if (!has("name") && !has("generateName")) {
     return Status::invalid(where + ": metadata.name is missing");

@@ -19,14 +19,26 @@ using nlohmann::json;
 // kubectl learns scope from API discovery; without an API server, the cluster-scoped kinds gpuaas
 // meets are listed here. Everything else is namespaced.
 bool cluster_scoped(const std::string& kind) {
-  static const std::array<const char*, 20> kinds = {
-      "Node",          "Namespace",          "PersistentVolume",
-      "ClusterRole",   "ClusterRoleBinding", "StorageClass",
-      "PriorityClass", "RuntimeClass",       "CustomResourceDefinition",
-      "ResourceFlavor", "ClusterQueue",      "Cohort",
-      "WorkloadPriorityClass", "MutatingWebhookConfiguration",
-      "ValidatingWebhookConfiguration", "IngressClass", "CSIDriver", "CSINode",
-      "VolumeAttachment", "APIService"};
+  static const std::array<const char*, 20> kinds = {"Node",
+                                                    "Namespace",
+                                                    "PersistentVolume",
+                                                    "ClusterRole",
+                                                    "ClusterRoleBinding",
+                                                    "StorageClass",
+                                                    "PriorityClass",
+                                                    "RuntimeClass",
+                                                    "CustomResourceDefinition",
+                                                    "ResourceFlavor",
+                                                    "ClusterQueue",
+                                                    "Cohort",
+                                                    "WorkloadPriorityClass",
+                                                    "MutatingWebhookConfiguration",
+                                                    "ValidatingWebhookConfiguration",
+                                                    "IngressClass",
+                                                    "CSIDriver",
+                                                    "CSINode",
+                                                    "VolumeAttachment",
+                                                    "APIService"};
   return std::any_of(kinds.begin(), kinds.end(), [&](const char* k) { return kind == k; });
 }
 
@@ -55,17 +67,20 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
     std::string ns = meta.value("namespace", "");
     if (cluster_scoped(kind)) {
       if (!ns.empty()) {
-        return fail(Status::invalid(m.origin + ": " + kind + " is cluster-scoped but has namespace \"" + ns + "\""));
+        return fail(Status::invalid(m.origin + ": " + kind +
+                                    " is cluster-scoped but has namespace \"" + ns + "\""));
       }
     } else if (o.namespace_given && !ns.empty() && ns != o.default_namespace) {
       return fail(Status::invalid(m.origin + ": the namespace from the provided object \"" + ns +
                                   "\" does not match the namespace \"" + o.default_namespace +
-                                  "\". You must pass '--namespace=" + ns + "' to perform this operation."));
+                                  "\". You must pass '--namespace=" + ns +
+                                  "' to perform this operation."));
     } else if (ns.empty()) {
       ns = o.default_namespace;
       meta["namespace"] = ns;
     }
-    if (!bus::Subjects::valid_token(ns.empty() ? "_cluster" : ns) || !bus::Subjects::valid_token(kind)) {
+    if (!bus::Subjects::valid_token(ns.empty() ? "_cluster" : ns) ||
+        !bus::Subjects::valid_token(kind)) {
       return fail(Status::invalid(m.origin + ": namespace \"" + ns + "\" or kind \"" + kind +
                                   "\" cannot be used (no dots, spaces or wildcards)"));
     }
@@ -74,18 +89,21 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
       static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
       std::string suffix = core::random_uuid();
       std::string name = meta["generateName"];
-      for (int i = 0; i < 5; ++i) name.push_back(kAlphabet[static_cast<unsigned char>(suffix[i]) % 27]);
+      for (int i = 0; i < 5; ++i)
+        name.push_back(kAlphabet[static_cast<unsigned char>(suffix[i]) % 27]);
       meta["name"] = name;
     }
     std::string name = meta["name"];
-    if (!meta.contains("uid") || !meta["uid"].is_string() || meta["uid"].get<std::string>().empty()) {
+    if (!meta.contains("uid") || !meta["uid"].is_string() ||
+        meta["uid"].get<std::string>().empty()) {
       meta["uid"] = core::stable_uid(kind, ns, name);
     }
     ready.push_back({subjects.events(ns, kind), obj.dump(), lower(kind) + "/" + name});
   }
   auto bus = ctx.connect();
   if (!bus) return fail(bus.status());
-  auto now = std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+  auto now =
+      std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
   for (auto& r : ready) {
     std::string id = core::random_uuid();
     auto ev = core::make_object_event(
@@ -111,7 +129,8 @@ int push_metrics(const CtlContext& ctx, const std::string& file) {
                                 " line(s) do not parse; nothing was published"));
   }
   // One event per namespace: the subject carries the namespace the samples describe.
-  auto now = std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+  auto now =
+      std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
   std::map<std::string, v1::Event> by_ns;
   for (const auto& s : parsed.samples) {
     std::string ns;

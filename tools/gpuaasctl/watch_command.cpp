@@ -60,20 +60,25 @@ int watch(const CtlContext& ctx, const WatchOptions& o) {
   auto subjects = ctx.subjects();
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  auto deadline = o.timeout > 0 ? Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(
-                                                     o.timeout * 1000))
-                                : Clock::time_point::max();
+  auto deadline =
+      o.timeout > 0
+          ? Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000))
+          : Clock::time_point::max();
   int64_t printed = 0;
-  auto done = [&] { return g_interrupted || (o.count > 0 && printed >= o.count) || Clock::now() >= deadline; };
+  auto done = [&] {
+    return g_interrupted || (o.count > 0 && printed >= o.count) || Clock::now() >= deadline;
+  };
 
   if (o.target == WatchTarget::kActions) {
     // Through JetStream: each decision is stored once (deduplicated by decision id), so a replay
     // by the daemon never shows twice here.
     auto cfg = core::default_config(ctx.subject_root);
-    auto tail = (*bus)->open_tail(cfg.actions_stream.name, subjects.all(bus::SubjectCategory::kActions));
+    auto tail =
+        (*bus)->open_tail(cfg.actions_stream.name, subjects.all(bus::SubjectCategory::kActions));
     if (!tail) return fail(tail.status());
     while (!done()) {
-      auto wait = std::min<Clock::duration>(std::chrono::milliseconds(250), deadline - Clock::now());
+      auto wait =
+          std::min<Clock::duration>(std::chrono::milliseconds(250), deadline - Clock::now());
       auto batch = (*tail)->fetch(256, std::chrono::duration_cast<std::chrono::milliseconds>(wait));
       if (!batch) return fail(batch.status());
       for (std::size_t i = 0; i < (*batch)->size() && !(o.count > 0 && printed >= o.count); ++i) {
@@ -99,7 +104,8 @@ int watch(const CtlContext& ctx, const WatchOptions& o) {
   if (o.target == WatchTarget::kDeadletter) {
     patterns = {subjects.all(bus::SubjectCategory::kDeadletter)};
   } else {
-    patterns = {subjects.all(bus::SubjectCategory::kEvents), subjects.all(bus::SubjectCategory::kMetrics)};
+    patterns = {subjects.all(bus::SubjectCategory::kEvents),
+                subjects.all(bus::SubjectCategory::kMetrics)};
     if (o.ticks) patterns.push_back(subjects.ticks());
   }
   for (const auto& p : patterns) {

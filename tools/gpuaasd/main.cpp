@@ -1,12 +1,12 @@
 // gpuaasd: the daemon. Thin: flags and config -> DaemonConfig, then core::Daemon does the work.
-#include <CLI/CLI.hpp>
-#include <csignal>
-#include <iostream>
 #include <spdlog/spdlog.h>
-#include <thread>
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <condition_variable>
+#include <csignal>
+#include <iostream>
 #include <mutex>
+#include <thread>
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   app.add_option("--policy", policies, "Policy file (YAML), repeatable");
   app.add_option("--plugins", plugins, "Directory of workload plugins");
   app.add_option("--admin", admin, "Admin and /metrics listen address (default 127.0.0.1:9464)");
-  app.add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-format", log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
   CLI11_PARSE(app, argc, argv);
 

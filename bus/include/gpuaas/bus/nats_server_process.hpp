@@ -15,9 +15,9 @@ namespace gpuaas::bus {
 
 struct NatsServerOptions {
   std::string binary = "nats-server";
-  int port = 0;                           // 0: a free port
-  std::string store_dir;                  // empty: a new temporary directory, removed at the end
-  std::vector<std::string> extra_args;    // e.g. {"-c", "cluster.conf"}
+  int port = 0;                         // 0: a free port
+  std::string store_dir;                // empty: a new temporary directory, removed at the end
+  std::vector<std::string> extra_args;  // e.g. {"-c", "cluster.conf"}
   std::chrono::milliseconds ready_timeout{10000};
 };
 

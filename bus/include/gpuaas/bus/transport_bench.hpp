@@ -18,8 +18,8 @@ Result<double> measure_core_rate(const std::string& url, const Message& msg, int
 
 // Fills `stream` (created fresh) with `count` copies of `msg` using pipelined JetStream
 // publishes; returns messages per second stored.
-Result<double> fill_stream(const std::string& url, const StreamSettings& stream,
-                           const Message& msg, int64_t count);
+Result<double> fill_stream(const std::string& url, const StreamSettings& stream, const Message& msg,
+                           int64_t count);
 
 // A durable pull consumer (AckAll, acking the last message of each batch, as the daemon does)
 // fetching `count` messages in batches of `batch`; returns messages per second.

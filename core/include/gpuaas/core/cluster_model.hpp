@@ -83,9 +83,9 @@ class ClusterModel {
   std::string key_buf_;
   EventTime now_{};
   ModelStats stats_;
-  std::map<std::string, KubeObject> nodes_;               // by name, sorted for display
-  std::unordered_map<std::string, KubeObject> pods_;      // by key
-  std::map<std::string, KubeObject> workloads_;           // by key
+  std::map<std::string, KubeObject> nodes_;           // by name, sorted for display
+  std::unordered_map<std::string, KubeObject> pods_;  // by key
+  std::map<std::string, KubeObject> workloads_;       // by key
   std::unordered_map<std::string, ResourceList> node_requested_;
   std::unordered_map<std::string, Tombstone> tombstones_;
   MetricStore metrics_;

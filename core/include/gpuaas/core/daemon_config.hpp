@@ -15,12 +15,12 @@ namespace gpuaas::core {
 inline constexpr const char* kEmbeddedServer = "embedded";
 
 struct IntakeSettings {
-  std::string durable = "gpuaasd";     // the work consumer's durable name
-  std::size_t fetch_batch = 512;       // messages per fetch: one ack per batch
+  std::string durable = "gpuaasd";  // the work consumer's durable name
+  std::size_t fetch_batch = 512;    // messages per fetch: one ack per batch
   std::chrono::milliseconds fetch_wait{200};
   std::chrono::seconds ack_wait{30};
   int64_t max_ack_pending = 20000;
-  int prefetch_batches = 2;            // fetched ahead while a batch is applied
+  int prefetch_batches = 2;  // fetched ahead while a batch is applied
 };
 
 struct DaemonConfig {
@@ -31,11 +31,11 @@ struct DaemonConfig {
   std::string admin_listen = "127.0.0.1:9464";  // "" disables the admin server
   std::string log_format = "text";              // text | json
   std::string log_level = "info";
-  std::string source = "gpuaasd";               // ce-source of what the daemon publishes
+  std::string source = "gpuaasd";                 // ce-source of what the daemon publishes
   std::chrono::milliseconds tick_interval{1000};  // 0: no ticks (replays, simulator)
   bus::NatsOptions nats;
   IntakeSettings intake;
-  bus::StreamSettings events_stream;      // events, metrics and ticks: one total order
+  bus::StreamSettings events_stream;  // events, metrics and ticks: one total order
   bus::StreamSettings actions_stream;
   bus::StreamSettings deadletter_stream;
 };

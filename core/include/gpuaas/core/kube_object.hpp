@@ -50,9 +50,9 @@ struct NodeStatus {
 
 struct PodStatus {
   std::string node_name;
-  std::string phase;       // Pending, Running, Succeeded, Failed, Unknown
-  ResourceList requests;   // effective pod request: max(sum(containers), max(initContainers))
-  bool gated = false;      // has scheduling gates
+  std::string phase;      // Pending, Running, Succeeded, Failed, Unknown
+  ResourceList requests;  // effective pod request: max(sum(containers), max(initContainers))
+  bool gated = false;     // has scheduling gates
 };
 
 // A decoded object: metadata, kind-specific parts for Node and Pod, and the JSON it came from.

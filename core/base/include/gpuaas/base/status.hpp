@@ -11,7 +11,7 @@ enum class StatusCode {
   kOk = 0,
   kInvalidInput,  // bad event, manifest, policy: the caller's data is wrong
   kNotFound,
-  kUnavailable,   // server unreachable, timed out: may work later
+  kUnavailable,  // server unreachable, timed out: may work later
   kInternal,
 };
 
@@ -40,7 +40,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT
 
   bool is_ok() const { return v_.index() == 0; }
