@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "jetstream_reply.hpp"
+#include "js_stream_config.hpp"
 
 namespace gpuaas::bus {
 namespace {
@@ -404,19 +405,8 @@ class NatsBus final : public Bus {
   }
 
   Status ensure_stream(const StreamSettings& st) override {
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    std::vector<const char*> subjects;
-    for (const auto& s : st.subjects) subjects.push_back(s.c_str());
-    cfg.Name = st.name.c_str();
-    cfg.Subjects = subjects.data();
-    cfg.SubjectsLen = static_cast<int>(subjects.size());
-    cfg.Storage = st.storage == Storage::kFile ? js_FileStorage : js_MemoryStorage;
-    cfg.Replicas = st.replicas;
-    cfg.MaxAge = to_ns(st.max_age);
-    cfg.MaxBytes = st.max_bytes;
-    cfg.Duplicates = to_ns(st.duplicate_window);
-    cfg.Retention = js_LimitsPolicy;  // events are kept for replay whatever consumers acked
+    JsStreamConfig config(st);
+    jsStreamConfig& cfg = *config.get();
     jsStreamInfo* si = nullptr;
     jsErrCode jerr = static_cast<jsErrCode>(0);
     natsStatus s = js_GetStreamInfo(&si, conn_->js, st.name.c_str(), nullptr, &jerr);

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "gpuaas/bus/nats_bus.hpp"
+#include "js_stream_config.hpp"
 
 namespace gpuaas::bus {
 namespace {
@@ -110,16 +111,9 @@ Result<double> fill_stream(const std::string& url, const StreamSettings& stream,
   auto c = open(url);
   if (!c) return c.status();
   js_DeleteStream((*c)->js, stream.name.c_str(), nullptr, nullptr);
-  jsStreamConfig cfg;
-  jsStreamConfig_Init(&cfg);
-  std::vector<const char*> subjects;
-  for (const auto& s : stream.subjects) subjects.push_back(s.c_str());
-  cfg.Name = stream.name.c_str();
-  cfg.Subjects = subjects.data();
-  cfg.SubjectsLen = static_cast<int>(subjects.size());
-  cfg.Storage = stream.storage == Storage::kFile ? js_FileStorage : js_MemoryStorage;
+  JsStreamConfig cfg(stream);
   jsStreamInfo* si = nullptr;
-  if (js_AddStream(&si, (*c)->js, &cfg, nullptr, nullptr) != NATS_OK) {
+  if (js_AddStream(&si, (*c)->js, cfg.get(), nullptr, nullptr) != NATS_OK) {
     return Status::internal("cannot create stream " + stream.name);
   }
   jsStreamInfo_Destroy(si);

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "uuid_text.hpp"
+
 namespace gpuaas::core {
 namespace {
 
@@ -192,15 +194,7 @@ void set_time(google::protobuf::Timestamp& ts, EventTime t) {
 std::string random_uuid() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   uint64_t hi = rng();
-  uint64_t lo = rng();
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;
-  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);
-  char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
-  return buf;
+  return uuid_text(hi, rng(), 4);
 }
 
 std::string action_to_json(const v1::Action& a) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpuaas/core/quantity.hpp"
+#include "uuid_text.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -288,16 +289,7 @@ std::string stable_uid(std::string_view kind, std::string_view ns, std::string_v
     }
     return h;
   };
-  uint64_t hi = fnv(0xcbf29ce484222325ULL);
-  uint64_t lo = fnv(0x84222325cbf29ce4ULL);
-  hi = (hi & ~0xF000ULL) | 0x8000ULL;              // version 8
-  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
-  char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
-  return buf;
+  return uuid_text(fnv(0xcbf29ce484222325ULL), fnv(0x84222325cbf29ce4ULL), 8);
 }
 
 }  // namespace gpuaas::core

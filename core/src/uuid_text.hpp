@@ -1,0 +1,22 @@
+// UUID text form (8-4-4-4-12 hex) with the version and RFC 4122 variant bits set; shared by the
+// random ids of events and the stable uids of hand-written objects.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace gpuaas::core {
+
+inline std::string uuid_text(uint64_t hi, uint64_t lo, unsigned version) {
+  hi = (hi & ~0xF000ULL) | (static_cast<uint64_t>(version & 0xF) << 12);
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+}  // namespace gpuaas::core
