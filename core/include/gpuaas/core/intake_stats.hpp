@@ -6,7 +6,7 @@
 namespace gpuaas::core {
 
 struct IntakeStats {
-  uint64_t events_applied = 0;        // decoded and applied, once each
+  uint64_t events_applied = 0;        // taken from the stream once each: applied or dead-lettered
   uint64_t events_replayed = 0;       // applied while rebuilding the model at start
   uint64_t redeliveries_skipped = 0;  // delivered again after being applied: skipped
   uint64_t deadlettered = 0;
