@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "gpuaas/core/envelope_view.hpp"
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
@@ -127,7 +128,7 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
   dl.set_reason(utf8_text(message));
   dl.set_payload(std::string(d.data));
   dl.set_stream_sequence(d.stream_sequence);
-  dl.set_event_id(event_.id());
+  dl.set_event_id(utf8_text(event_id_));
   set_time(*dl.mutable_time(), model.now());
   deadletters_.emplace_back(encode_deadletter(dl, subjects_.deadletter(ns)), d.stream_sequence);
   if (auto* c = rejected_[static_cast<int>(why)]) c->Increment();
@@ -135,19 +136,30 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
 }
 
 bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
-  event_.Clear();
+  event_id_ = {};
   auto at = subjects_.parse(d.subject);
   if (!at || (at->category != bus::SubjectCategory::kEvents &&
               at->category != bus::SubjectCategory::kMetrics &&
               at->category != bus::SubjectCategory::kTicks)) {
     return reject(d, RejectReason::kSubject, "not an input subject", model);
   }
+  // Object events, the bulk of the stream, are read from the wire bytes directly.
+  if (!d.content_type && !d.data.empty() && d.data.front() != '{') {
+    if (auto v = read_object_envelope(d.data)) {
+      event_id_ = v->id;
+      return apply_object(d, *at, v->type, std::string(v->object_json), v->time, model);
+    }
+  }
+  event_.Clear();
   if (auto s = decode_event(d.data, d.content_type, event_); !s) {
     return reject(d, RejectReason::kUndecodable, s.message(), model);
   }
+  event_id_ = event_.id();
   switch (event_.payload_case()) {
     case v1::Event::kObject:
-      return apply_object(d, *at, model);
+      return apply_object(d, *at, event_.object().type(),
+                          std::move(*event_.mutable_object()->mutable_object_json()),
+                          event_time_of(event_), model);
     case v1::Event::kMetrics:
       return apply_metrics(d, *at, model);
     case v1::Event::kQueue:
@@ -163,16 +175,20 @@ bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
   }
 }
 
-bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
-                                ClusterModel& model) {
+bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at, int type,
+                                std::string json, EventTime time, ClusterModel& model) {
   if (at.category != bus::SubjectCategory::kEvents) {
     return reject(d, RejectReason::kMismatch, "an object event on a non-object subject", model);
   }
-  auto* o = event_.mutable_object();
-  if (o->type() == v1::ObjectEvent::TYPE_UNSPECIFIED) {
-    return reject(d, RejectReason::kBadObject, "object event type: missing", model);
+  if (type != v1::ObjectEvent::ADDED && type != v1::ObjectEvent::MODIFIED &&
+      type != v1::ObjectEvent::DELETED) {
+    return reject(d, RejectReason::kBadObject,
+                  type == v1::ObjectEvent::TYPE_UNSPECIFIED
+                      ? std::string("object event type: missing")
+                      : "object event type: unknown value " + std::to_string(type),
+                  model);
   }
-  auto obj = decoder_.decode(std::move(*o->mutable_object_json()));
+  auto obj = decoder_.decode(std::move(json));
   if (!obj) return reject(d, RejectReason::kBadObject, obj.status().message(), model);
   ObjectMeta& m = obj->meta;
   // The subject is what NATS permissions enforce; the object must agree with it.
@@ -184,7 +200,7 @@ bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
                   model);
   }
   if (m.uid.empty()) m.uid = stable_uid(m.kind, m.namespace_, m.name);
-  model.apply(change_of(o->type()), std::move(obj.value()), event_time_of(event_));
+  model.apply(change_of(static_cast<v1::ObjectEvent::Type>(type)), std::move(obj.value()), time);
   if (applied_[0] != nullptr) applied_[0]->Increment();
   return true;
 }

@@ -47,13 +47,15 @@ class EventApplier {
  private:
   bool reject(const Delivery& d, RejectReason why, const std::string& message,
               const ClusterModel& model);
-  bool apply_object(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
+  bool apply_object(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
+                    EventTime time, ClusterModel& model);
   bool apply_metrics(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
 
   bus::Subjects subjects_;
   std::string source_;
   ObjectDecoder decoder_;
-  v1::Event event_;  // reused: protobuf keeps its buffers across Clear()
+  v1::Event event_;            // reused: protobuf keeps its buffers across Clear()
+  std::string_view event_id_;  // of the message being applied, for its dead letter
   std::vector<std::pair<bus::Message, uint64_t>> deadletters_;
   std::array<telemetry::Counter*, 3> applied_{};  // object, metrics, tick
   std::array<telemetry::Counter*, static_cast<int>(RejectReason::kCount)> rejected_{};
