@@ -178,6 +178,17 @@ TEST_F(DaemonEndToEnd, CliExitCodes) {
                              write("bad.prom", "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\" 5\n") + " 2>&1");
   EXPECT_EQ(metrics.exit_code, 1);
   EXPECT_NE(metrics.out.find("bad.prom:1:"), std::string::npos) << metrics.out;
+  // gpuaasd: 2 for bad flags, 1 for a bad policy or config file, with FILE:LINE named.
+  EXPECT_EQ(run_command(bin_dir() + "/gpuaasd --frobnicate 2>/dev/null").exit_code, 2);
+  auto policy = run_command(bin_dir() + "/gpuaasd --server embedded --admin '' --policy " +
+                            write("bad-policy.yaml", "apiVersion: v1\nkind: [\n") + " 2>&1");
+  EXPECT_EQ(policy.exit_code, 1);
+  EXPECT_NE(policy.out.find("bad-policy.yaml:3:"), std::string::npos) << policy.out;
+  auto config = run_command(bin_dir() + "/gpuaasd --config " +
+                            write("bad-config.yaml", "server: x\nbogus: 1\n") + " 2>&1");
+  EXPECT_EQ(config.exit_code, 1);
+  EXPECT_NE(config.out.find("bad-config.yaml:2:1: unknown setting \"bogus\""), std::string::npos)
+      << config.out;
 }
 
 TEST_F(DaemonEndToEnd, MetricsReachTheirPodAndGpu) {

@@ -49,7 +49,11 @@ int main(int argc, char** argv) {
   app.add_option("--log-format", log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is not an error; bad flags are exit 2
+  }
 
   DaemonConfig cfg = gpuaas::core::default_config();
   if (const char* env = std::getenv("GPUAAS_SERVER"); env != nullptr && *env != '\0') {
