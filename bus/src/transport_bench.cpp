@@ -100,7 +100,8 @@ Result<double> measure_core_rate(const std::string& url, const Message& m, int64
     done = counter.cv.wait_for(lock, std::chrono::seconds(60),
                                [&] { return counter.seen >= counter.want; });
   }
-  natsSubscription_Unsubscribe(sub);
+  // Drain, so no callback still runs on `counter` once this frame is gone.
+  if (natsSubscription_Drain(sub) == NATS_OK) natsSubscription_WaitForDrainCompletion(sub, 5000);
   natsSubscription_Destroy(sub);
   if (!done) return Status::unavailable("core publish/subscribe did not complete in 60 s");
   return rate(count, counter.last - start);
