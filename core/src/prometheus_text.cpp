@@ -3,6 +3,8 @@
 // produce an error, never an out-of-bounds read.
 #include "gpuaas/core/prometheus_text.hpp"
 
+#include "prometheus_text_tokens.hpp"
+
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -17,9 +19,7 @@
 namespace gpuaas::core {
 namespace {
 
-// Offending tokens are quoted in messages up to this many bytes, so one huge token cannot turn an
-// error list into a copy of the input.
-constexpr std::size_t kMaxQuotedBytes = 40;
+using namespace prom_text;  // NOLINT: the token helpers are this parser's own vocabulary
 
 // Above this many labels in one sample, duplicate detection switches from a linear scan to a
 // hash set, so a hostile line with 100k labels stays linear instead of quadratic.
@@ -52,186 +52,6 @@ inline bool has_class(char c, CharClass cls) {
   return (kCharClasses[static_cast<unsigned char>(c)] & cls) != 0;
 }
 inline bool is_blank(char c) { return c == ' ' || c == '\t'; }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-void append_escaped_byte(std::string& out, char c) {
-  const auto u = static_cast<unsigned char>(c);
-  if (c == '"' || c == '\\') {
-    out += '\\';
-    out += c;
-  } else if (u < 0x20 || u >= 0x7f) {
-    // Control and non-ASCII bytes are shown as \xNN so messages stay printable and loggable.
-    static constexpr char kHex[] = "0123456789abcdef";
-    out += "\\x";
-    out += kHex[u >> 4];
-    out += kHex[u & 0xf];
-  } else {
-    out += c;
-  }
-}
-
-// "token", escaped and truncated to kMaxQuotedBytes ("..." marks the cut).
-std::string quote(std::string_view s) {
-  const bool truncated = s.size() > kMaxQuotedBytes;
-  if (truncated) s = s.substr(0, kMaxQuotedBytes);
-  std::string out;
-  out.reserve(s.size() + 8);
-  out += '"';
-  for (char c : s) append_escaped_byte(out, c);
-  if (truncated) out += "...";
-  out += '"';
-  return out;
-}
-
-// A single character for messages: 'x', or the escaped byte for unprintable ones.
-std::string describe_char(char c) {
-  std::string out = "'";
-  if (c == '\'') {
-    out += "\\'";
-  } else {
-    append_escaped_byte(out, c);
-  }
-  out += '\'';
-  return out;
-}
-
-bool ascii_iequals(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char c = a[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != lower[i]) return false;
-  }
-  return true;
-}
-
-// Offset of the first byte that is not part of valid UTF-8 (overlongs, surrogates and code points
-// above U+10FFFF are invalid, as in Go's utf8.ValidString), or npos.
-std::size_t find_invalid_utf8(std::string_view s) {
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    // Label values are nearly always ASCII: check eight bytes at a time for a set high bit.
-    if (n - i >= 8) {
-      uint64_t word;
-      std::memcpy(&word, s.data() + i, 8);
-      if ((word & 0x8080808080808080ull) == 0) {
-        i += 8;
-        continue;
-      }
-    }
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len;
-    uint32_t cp;
-    uint32_t min_cp;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min_cp = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min_cp = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min_cp = 0x10000;
-    } else {
-      return i;
-    }
-    if (n - i < len) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min_cp || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += len;
-  }
-  return std::string_view::npos;
-}
-
-enum class NumberStatus { kOk, kSyntax, kOutOfRange };
-
-// For a token that has the shape of a decimal float but which from_chars reported out of range:
-// true if it is too small (Go's ParseFloat rounds that to zero without error) rather than too
-// large (an error in Go too). `s` has no sign. Only the sign of the overall decimal exponent
-// matters, since a range error needs |exponent| of roughly 308 or more.
-bool is_underflow(std::string_view s) {
-  int64_t magnitude = 0;  // decimal exponent of the leading significant digit
-  bool seen_point = false;
-  bool seen_nonzero = false;
-  std::size_t i = 0;
-  for (; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '.') {
-      seen_point = true;
-      continue;
-    }
-    if (!is_digit(c)) break;
-    if (!seen_nonzero) {
-      if (c != '0') seen_nonzero = true;
-      if (seen_point) --magnitude;
-      continue;
-    }
-    if (!seen_point) ++magnitude;
-  }
-  int64_t exponent = 0;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    std::string_view e = s.substr(i + 1);
-    const bool negative = !e.empty() && e[0] == '-';
-    if (!e.empty() && (e[0] == '+' || e[0] == '-')) e.remove_prefix(1);
-    const std::errc ec = std::from_chars(e.data(), e.data() + e.size(), exponent).ec;
-    // A huge exponent saturates; half the range keeps the addition below from overflowing.
-    if (ec == std::errc::result_out_of_range) exponent = std::numeric_limits<int64_t>::max() / 2;
-    if (negative) exponent = -exponent;
-  }
-  if (magnitude < -(std::numeric_limits<int64_t>::max() / 2)) return true;
-  return magnitude + exponent < 0;
-}
-
-// Go strconv.ParseFloat(s, 64) semantics, restricted to what Prometheus accepts (no hex, no '_').
-NumberStatus parse_float(std::string_view s, double& out) {
-  if (s.empty()) return NumberStatus::kSyntax;
-  const bool has_sign = s[0] == '+' || s[0] == '-';
-  const bool negative = s[0] == '-';
-  const std::string_view unsigned_part = has_sign ? s.substr(1) : s;
-  if (ascii_iequals(unsigned_part, "inf") || ascii_iequals(unsigned_part, "infinity")) {
-    out = negative ? -std::numeric_limits<double>::infinity()
-                   : std::numeric_limits<double>::infinity();
-    return NumberStatus::kOk;
-  }
-  if (!has_sign && ascii_iequals(unsigned_part, "nan")) {
-    out = std::numeric_limits<double>::quiet_NaN();
-    return NumberStatus::kOk;
-  }
-  // Checking the first byte here keeps from_chars' own extensions ("nan(...)", a second sign
-  // after a stripped '+') from being accepted.
-  if (unsigned_part.empty() || !(is_digit(unsigned_part[0]) || unsigned_part[0] == '.')) {
-    return NumberStatus::kSyntax;
-  }
-  // from_chars does not take a leading '+', but does take '-'.
-  const char* first = negative ? s.data() : unsigned_part.data();
-  const char* last = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(first, last, out, std::chars_format::general);
-  if (ec == std::errc::invalid_argument || ptr != last) return NumberStatus::kSyntax;
-  if (ec == std::errc::result_out_of_range) {
-    if (!is_underflow(unsigned_part)) return NumberStatus::kOutOfRange;
-    out = negative ? -0.0 : 0.0;
-  }
-  return NumberStatus::kOk;
-}
-
-// Go strconv.ParseInt(s, 10, 64): optional sign, decimal digits only.
-NumberStatus parse_int64(std::string_view s, int64_t& out) {
-  if (!s.empty() && s[0] == '+') {
-    s.remove_prefix(1);
-    if (s.empty() || !is_digit(s[0])) return NumberStatus::kSyntax;
-  }
-  const char* last = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), last, out);
-  if (ec == std::errc::invalid_argument || ptr != last) return NumberStatus::kSyntax;
-  if (ec == std::errc::result_out_of_range) return NumberStatus::kOutOfRange;
-  return NumberStatus::kOk;
-}
 
 bool is_metric_type(std::string_view t) {
   return t == "counter" || t == "gauge" || t == "histogram" || t == "summary" || t == "untyped";
