@@ -1,0 +1,116 @@
+/*
+ * The gpuaas plugin ABI: the whole boundary between gpuaasd and a workload plugin.
+ *
+ * Plain C: no C++ types, exceptions or protobuf objects cross it. Payloads cross as bytes with
+ * explicit lengths: Kubernetes objects as JSON (exactly as `kubectl get -o json` prints them) and
+ * results as serialized gpuaas.v1 protobuf messages (sdk/proto/gpuaas/v1/plugin.proto).
+ *
+ * Ownership: input bytes belong to the caller and are valid only during the call. Output bytes
+ * belong to the plugin instance and stay valid until the next call of the same function on the
+ * same instance (or its destruction).
+ *
+ * Versioning (as Falco's plugin API): the host loads a plugin when the ABI majors are equal and
+ * the host's minor is >= the plugin's. Structs only ever grow at the end; each starts with its
+ * size, and the host reads only what that size covers, so an older plugin still loads.
+ *
+ * Status: draft for issue #3 (the host loader and the C++ SDK that hide this header come with it).
+ */
+#ifndef GPUAAS_PLUGIN_ABI_H
+#define GPUAAS_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUAAS_PLUGIN_ABI_MAJOR 1u
+#define GPUAAS_PLUGIN_ABI_MINOR 0u
+/* The one exported symbol: a gpuaas_plugin_descriptor_fn. */
+#define GPUAAS_PLUGIN_ENTRY_POINT "gpuaas_plugin_descriptor"
+/* The event contract the plugin was built for (sdk/proto). */
+#define GPUAAS_PLUGIN_EVENT_SCHEMA "gpuaas.v1"
+
+/* Return codes of every call. On an error, `out` holds a UTF-8 message instead of a result. */
+typedef int32_t gpuaas_rc;
+#define GPUAAS_RC_OK 0
+#define GPUAAS_RC_INVALID_INPUT 1 /* the object is malformed or lacks what the kind requires */
+#define GPUAAS_RC_NOT_SUPPORTED 2 /* the plugin does not offer this for this object */
+#define GPUAAS_RC_INTERNAL 3      /* the plugin failed (an exception caught at the boundary) */
+
+/* Capabilities: a plugin declares each one it implements; a declared capability must have all of
+ * its functions set (the host refuses a half-declared one). */
+#define GPUAAS_CAP_DEMAND (1ull << 0)        /* demand() */
+#define GPUAAS_CAP_LIFECYCLE (1ull << 1)     /* lifecycle() */
+#define GPUAAS_CAP_ADMISSION (1ull << 2)     /* action(): ADMIT, SUSPEND */
+#define GPUAAS_CAP_SCALE_TO_ZERO (1ull << 3) /* action(): SCALE_TO_ZERO, SCALE_BACK */
+#define GPUAAS_CAP_ACTIVITY (1ull << 4)      /* activity() */
+
+/* What action() is asked for. */
+typedef int32_t gpuaas_action_kind;
+#define GPUAAS_ACTION_ADMIT 1
+#define GPUAAS_ACTION_SUSPEND 2
+#define GPUAAS_ACTION_SCALE_TO_ZERO 3
+#define GPUAAS_ACTION_SCALE_BACK 4
+
+typedef struct gpuaas_bytes {
+  const char* data;
+  size_t size;
+} gpuaas_bytes;
+
+/* A kind the plugin handles, e.g. {"ray.io", "v1", "RayCluster"}. */
+typedef struct gpuaas_kind {
+  const char* group;
+  const char* version;
+  const char* kind;
+} gpuaas_kind;
+
+/* An instance, opaque to the host. */
+typedef struct gpuaas_plugin gpuaas_plugin;
+
+typedef struct gpuaas_plugin_api {
+  uint32_t struct_size; /* sizeof(gpuaas_plugin_api) when the plugin was built */
+
+  /* config: the plugin's typed configuration as JSON (may be empty). On failure *out is NULL
+   * and error holds the message (static storage). */
+  gpuaas_rc (*create)(gpuaas_bytes config, gpuaas_plugin** out, gpuaas_bytes* error);
+  void (*destroy)(gpuaas_plugin* plugin);
+
+  /* object JSON -> gpuaas.v1.WorkloadDemand: pod sets, counts, per-pod resources, queue,
+   * priority class. */
+  gpuaas_rc (*demand)(gpuaas_plugin* plugin, gpuaas_bytes object, gpuaas_bytes* out);
+  /* object JSON -> gpuaas.v1.WorkloadLifecycle: pending, running, succeeded, failed. */
+  gpuaas_rc (*lifecycle)(gpuaas_plugin* plugin, gpuaas_bytes object, gpuaas_bytes* out);
+  /* object JSON + what to do + its parameters (gpuaas.v1.ActionRequest, e.g. the assigned
+   * flavor's nodeLabels and tolerations) -> gpuaas.v1.ActionSet (JSON merge patches). */
+  gpuaas_rc (*action)(gpuaas_plugin* plugin, gpuaas_action_kind kind, gpuaas_bytes object,
+                      gpuaas_bytes request, gpuaas_bytes* out);
+  /* object JSON + gpuaas.v1.MetricBatch of its pods -> gpuaas.v1.WorkloadActivity. */
+  gpuaas_rc (*activity)(gpuaas_plugin* plugin, gpuaas_bytes object, gpuaas_bytes samples,
+                        gpuaas_bytes* out);
+  /* Append new functions here, never elsewhere. */
+} gpuaas_plugin_api;
+
+typedef struct gpuaas_plugin_descriptor {
+  uint32_t struct_size; /* sizeof(gpuaas_plugin_descriptor) when the plugin was built */
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* name;    /* unique, e.g. "ray" */
+  const char* version; /* semver of the plugin, e.g. "1.2.0" */
+  const gpuaas_kind* kinds;
+  uint32_t kind_count;
+  uint64_t capabilities; /* GPUAAS_CAP_* */
+  const char* event_schema; /* GPUAAS_PLUGIN_EVENT_SCHEMA at build time */
+  const char* status;       /* "stable" or "alpha" */
+  const gpuaas_plugin_api* api;
+  /* Append new fields here, never elsewhere. */
+} gpuaas_plugin_descriptor;
+
+typedef const gpuaas_plugin_descriptor* (*gpuaas_plugin_descriptor_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUAAS_PLUGIN_ABI_H */
