@@ -4,6 +4,7 @@
 
 #include "gpuaas/core/envelope_view.hpp"
 #include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/core/utf8.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
 namespace gpuaas::core {
@@ -29,40 +30,6 @@ ChangeType change_of(v1::ObjectEvent::Type t) {
     default:
       return ChangeType::kModified;
   }
-}
-
-// Text for a protobuf string field: proto3 parsers reject a DeadLetter whose strings are not UTF-8,
-// so a reason quoting bad input (or cut inside a character) would make the dead letter itself
-// unreadable. Each byte that does not start a well-formed sequence becomes '?'.
-std::string utf8_text(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n = c < 0x80                 ? 0
-                    : c >= 0xC2 && c <= 0xDF ? 1
-                    : c >= 0xE0 && c <= 0xEF ? 2
-                    : c >= 0xF0 && c <= 0xF4 ? 3
-                                             : 4;  // never a lead byte
-    bool ok = n < 4 && s.size() - i > n;
-    if (ok && n > 0) {
-      auto b1 = static_cast<unsigned char>(s[i + 1]);
-      unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-      unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-      ok = b1 >= lo && b1 <= hi;
-      for (std::size_t k = 2; ok && k <= n; ++k) {
-        ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
-      }
-    }
-    if (ok) {
-      out.append(s.substr(i, n + 1));
-      i += n + 1;
-    } else {
-      out.push_back('?');
-      ++i;
-    }
-  }
-  return out;
 }
 
 std::string printable(std::string_view s, std::size_t max = 80) {
@@ -124,11 +91,11 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
   spdlog::warn("dead letter: {} (stream sequence {}): {}", printable(d.subject), d.stream_sequence,
                message);
   v1::DeadLetter dl;
-  dl.set_subject(utf8_text(d.subject));
-  dl.set_reason(utf8_text(message));
+  dl.set_subject(sanitize_utf8(d.subject));
+  dl.set_reason(sanitize_utf8(message));
   dl.set_payload(std::string(d.data));
   dl.set_stream_sequence(d.stream_sequence);
-  dl.set_event_id(utf8_text(event_id_));
+  dl.set_event_id(sanitize_utf8(event_id_));
   set_time(*dl.mutable_time(), model.now());
   deadletters_.emplace_back(encode_deadletter(dl, subjects_.deadletter(ns)), d.stream_sequence);
   if (auto* c = rejected_[static_cast<int>(why)]) c->Increment();

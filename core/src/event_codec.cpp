@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "gpuaas/core/utf8.hpp"
 #include "uuid_text.hpp"
 
 namespace gpuaas::core {
@@ -39,44 +40,6 @@ bus::Headers ce_headers(std::string_view id, std::string_view source, std::strin
           {"ce-type", std::string(type)},
           {"ce-time", google::protobuf::util::TimeUtil::ToString(time)},
           {"content-type", std::string(kContentTypeProtobuf)}};
-}
-
-// Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. This is what
-// nlohmann::json accepts when dumping; anything laxer would make dump() throw on a dead letter.
-bool valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    int n = 0;
-    unsigned char lo = 0x80;  // allowed range of the second byte
-    unsigned char hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      n = 1;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2;
-      if (c == 0xE0) lo = 0xA0;  // overlong
-      if (c == 0xED) hi = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3;
-      if (c == 0xF0) lo = 0x90;  // overlong
-      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return false;
-    }
-    if (s.size() - i <= static_cast<std::size_t>(n)) return false;
-    auto b1 = static_cast<unsigned char>(s[i + 1]);
-    if (b1 < lo || b1 > hi) return false;
-    for (int k = 2; k <= n; ++k) {
-      if ((static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]) & 0xC0) != 0x80) {
-        return false;
-      }
-    }
-    i += static_cast<std::size_t>(n) + 1;
-  }
-  return true;
 }
 
 nlohmann::json proto_json(const google::protobuf::Message& m) {

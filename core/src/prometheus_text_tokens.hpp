@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpuaas/core/utf8.hpp"
+
 namespace gpuaas::core::prom_text {
 
 // Offending tokens are quoted in messages up to this many bytes, so one huge token cannot turn an
@@ -21,8 +23,6 @@ std::string quote(std::string_view s);
 // A single character for messages: 'x', or the escaped byte for unprintable ones.
 std::string describe_char(char c);
 bool ascii_iequals(std::string_view a, std::string_view lower);
-// Offset of the first byte that is not part of valid UTF-8, or npos.
-std::size_t find_invalid_utf8(std::string_view s);
 
 enum class NumberStatus { kOk, kSyntax, kOutOfRange };
 // Go strconv.ParseFloat(s, 64), restricted to what Prometheus accepts (no hex, no '_').
