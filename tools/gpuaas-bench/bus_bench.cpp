@@ -12,7 +12,7 @@
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/telemetry/registry.hpp"
-#include "manifest_reader.hpp"
+#include "gpuaas/kube/manifest_reader.hpp"
 
 namespace gpuaas::bench {
 namespace {
@@ -157,7 +157,7 @@ std::string find_node_file(const std::string& given) {
 
 int run_bus_bench(const BusBenchOptions& o) {
   std::string node_path = find_node_file(o.node_file);
-  auto manifests = ctl::read_manifests(node_path);
+  auto manifests = kube::read_manifests(node_path);
   if (!manifests || manifests->empty()) {
     std::cerr << "gpuaas-bench: cannot read a Node from " << node_path << " ("
               << manifests.status().message() << "); pass --node-file\n";

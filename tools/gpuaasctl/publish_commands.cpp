@@ -9,7 +9,7 @@
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/core/prometheus_text.hpp"
-#include "manifest_reader.hpp"
+#include "gpuaas/kube/manifest_reader.hpp"
 
 namespace gpuaas::ctl {
 namespace {
@@ -50,7 +50,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOptions& o) {
-  auto manifests = read_manifests(o.file);
+  auto manifests = kube::read_manifests(o.file);
   if (!manifests) return fail(manifests.status());
   // Check every document before publishing any, so a bad file publishes nothing.
   struct Ready {
@@ -117,7 +117,7 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
 }
 
 int push_metrics(const CtlContext& ctx, const std::string& file) {
-  auto text = read_input(file);
+  auto text = kube::read_input(file);
   if (!text) return fail(text.status());
   auto parsed = core::parse_prometheus_text(*text);
   if (!parsed.errors.empty()) {

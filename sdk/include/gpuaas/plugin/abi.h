@@ -13,7 +13,10 @@
  * the host's minor is >= the plugin's. Structs only ever grow at the end; each starts with its
  * size, and the host reads only what that size covers, so an older plugin still loads.
  *
- * Status: draft for issue #3 (the host loader and the C++ SDK that hide this header come with it).
+ * Threads: the host never calls one instance from two threads at once; distinct instances may be
+ * called concurrently. A plugin must not keep global mutable state outside its instances.
+ *
+ * Plugin authors do not write against this header: the C++ SDK (gpuaas/plugin/sdk.hpp) hides it.
  */
 #ifndef GPUAAS_PLUGIN_ABI_H
 #define GPUAAS_PLUGIN_ABI_H
@@ -27,10 +30,20 @@ extern "C" {
 
 #define GPUAAS_PLUGIN_ABI_MAJOR 1u
 #define GPUAAS_PLUGIN_ABI_MINOR 0u
-/* The one exported symbol: a gpuaas_plugin_descriptor_fn. */
-#define GPUAAS_PLUGIN_ENTRY_POINT "gpuaas_plugin_descriptor"
+/* The one exported symbol: a gpuaas_plugin_descriptor_fn named gpuaas_plugin_get_descriptor. */
+#define GPUAAS_PLUGIN_ENTRY_POINT "gpuaas_plugin_get_descriptor"
 /* The event contract the plugin was built for (sdk/proto). */
 #define GPUAAS_PLUGIN_EVENT_SCHEMA "gpuaas.v1"
+/* Values of gpuaas_plugin_descriptor.status. */
+#define GPUAAS_PLUGIN_STATUS_STABLE "stable"
+#define GPUAAS_PLUGIN_STATUS_ALPHA "alpha"
+
+/* Plugins are built with hidden visibility; only the entry point is exported. */
+#if defined(__GNUC__)
+#define GPUAAS_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define GPUAAS_PLUGIN_EXPORT
+#endif
 
 /* Return codes of every call. On an error, `out` holds a UTF-8 message instead of a result. */
 typedef int32_t gpuaas_rc;
@@ -40,7 +53,9 @@ typedef int32_t gpuaas_rc;
 #define GPUAAS_RC_INTERNAL 3      /* the plugin failed (an exception caught at the boundary) */
 
 /* Capabilities: a plugin declares each one it implements; a declared capability must have all of
- * its functions set (the host refuses a half-declared one). */
+ * its functions set, and a set function must belong to a declared capability (the host refuses a
+ * half-declared one). DEMAND: demand(); LIFECYCLE: lifecycle(); ADMISSION and SCALE_TO_ZERO:
+ * action(); ACTIVITY: activity(). create() and destroy() are always required. */
 #define GPUAAS_CAP_DEMAND (1ull << 0)        /* demand() */
 #define GPUAAS_CAP_LIFECYCLE (1ull << 1)     /* lifecycle() */
 #define GPUAAS_CAP_ADMISSION (1ull << 2)     /* action(): ADMIT, SUSPEND */
@@ -73,7 +88,7 @@ typedef struct gpuaas_plugin_api {
   uint32_t struct_size; /* sizeof(gpuaas_plugin_api) when the plugin was built */
 
   /* config: the plugin's typed configuration as JSON (may be empty). On failure *out is NULL
-   * and error holds the message (static storage). */
+   * and error holds the message, valid until the next create() on the same thread. */
   gpuaas_rc (*create)(gpuaas_bytes config, gpuaas_plugin** out, gpuaas_bytes* error);
   void (*destroy)(gpuaas_plugin* plugin);
 
@@ -86,7 +101,8 @@ typedef struct gpuaas_plugin_api {
    * flavor's nodeLabels and tolerations) -> gpuaas.v1.ActionSet (JSON merge patches). */
   gpuaas_rc (*action)(gpuaas_plugin* plugin, gpuaas_action_kind kind, gpuaas_bytes object,
                       gpuaas_bytes request, gpuaas_bytes* out);
-  /* object JSON + gpuaas.v1.MetricBatch of its pods -> gpuaas.v1.WorkloadActivity. */
+  /* object JSON + gpuaas.v1.MetricBatch (the latest samples of its pods, and samples that name
+   * the object itself) -> gpuaas.v1.WorkloadActivity. */
   gpuaas_rc (*activity)(gpuaas_plugin* plugin, gpuaas_bytes object, gpuaas_bytes samples,
                         gpuaas_bytes* out);
   /* Append new functions here, never elsewhere. */

@@ -1,11 +1,11 @@
-#include "gpuaas/core/quantity.hpp"
+#include "gpuaas/base/quantity.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <limits>
 
-namespace gpuaas::core {
+namespace gpuaas {
 namespace {
 
 struct Suffix {
@@ -156,4 +156,4 @@ std::string format_milli(int64_t milli) {
   return std::to_string(milli) + "m";
 }
 
-}  // namespace gpuaas::core
+}  // namespace gpuaas

@@ -1,4 +1,4 @@
-#include "manifest_reader.hpp"
+#include "gpuaas/kube/manifest_reader.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-namespace gpuaas::ctl {
+namespace gpuaas::kube {
 namespace {
 
 using nlohmann::json;
@@ -151,4 +151,4 @@ Result<std::vector<Manifest>> read_manifests(const std::string& path) {
   return parse_manifests(*text, path == "-" ? "<stdin>" : path);
 }
 
-}  // namespace gpuaas::ctl
+}  // namespace gpuaas::kube

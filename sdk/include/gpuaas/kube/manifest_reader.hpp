@@ -7,7 +7,7 @@
 
 #include "gpuaas/base/status.hpp"
 
-namespace gpuaas::ctl {
+namespace gpuaas::kube {
 
 struct Manifest {
   std::string json;    // the object, compact JSON
@@ -21,4 +21,4 @@ Result<std::vector<Manifest>> parse_manifests(const std::string& text, const std
 // Reads a whole file ("-": standard input).
 Result<std::string> read_input(const std::string& path);
 
-}  // namespace gpuaas::ctl
+}  // namespace gpuaas::kube

@@ -1,4 +1,4 @@
-#include "manifest_reader.hpp"
+#include "gpuaas/kube/manifest_reader.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "nats_fixture.hpp"
 
-namespace gpuaas::ctl {
+namespace gpuaas::kube {
 namespace {
 
 using nlohmann::json;
@@ -101,4 +101,4 @@ TEST(ManifestReader, ReadsEveryPublishedSampleManifest) {
 }
 
 }  // namespace
-}  // namespace gpuaas::ctl
+}  // namespace gpuaas::kube

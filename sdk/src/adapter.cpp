@@ -1,0 +1,41 @@
+#include "gpuaas/plugin/plugin.hpp"
+
+namespace gpuaas::plugin::detail {
+
+Json parse_object(gpuaas_bytes object) {
+  try {
+    return Json::parse(object.data, object.data + object.size);
+  } catch (const Json::parse_error& e) {
+    throw InvalidInput(std::string("object JSON: ") + e.what());
+  }
+}
+
+Json parse_config(gpuaas_bytes config) {
+  if (config.size == 0) return Json::object();
+  Json j;
+  try {
+    j = Json::parse(config.data, config.data + config.size);
+  } catch (const Json::parse_error& e) {
+    throw InvalidInput(std::string("plugin configuration: ") + e.what());
+  }
+  if (!j.is_object()) throw InvalidInput("plugin configuration: not a JSON object");
+  return j;
+}
+
+v1::ActionSet to_action_set(const Workload& w, Patch patch, const v1::ActionRequest& request) {
+  v1::ActionSet set;
+  if (patch.empty()) return set;  // already in the wanted state
+  v1::Action* a = set.add_actions();
+  *a->mutable_target() = w.ref();
+  a->set_operation(v1::Action::MERGE_PATCH);
+  a->set_body_json(patch.body.dump());
+  a->set_reason(request.reason());
+  return set;
+}
+
+std::string& create_error() {
+  thread_local std::string message;
+  return message;
+}
+
+}  // namespace gpuaas::plugin::detail

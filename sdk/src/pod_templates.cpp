@@ -1,0 +1,139 @@
+#include "gpuaas/plugin/pod_templates.hpp"
+
+#include <algorithm>
+
+#include "gpuaas/plugin/errors.hpp"
+
+namespace gpuaas::plugin {
+namespace {
+
+Json& annotations(Json& object) {
+  Json& meta = object["metadata"];
+  if (!meta.is_object()) throw InvalidInput("/metadata: not an object");
+  Json& a = meta["annotations"];
+  if (a.is_null()) a = Json::object();
+  if (!a.is_object()) throw InvalidInput("/metadata/annotations: not an object");
+  return a;
+}
+
+// A recorded annotation value (JSON in a string), or null when absent or unreadable.
+Json recorded(const Json& object, const char* key) {
+  const Json* a = nullptr;
+  if (auto m = object.find("metadata"); m != object.end() && m->is_object()) {
+    if (auto an = m->find("annotations"); an != m->end() && an->is_object()) a = &*an;
+  }
+  if (a == nullptr) return nullptr;
+  auto it = a->find(key);
+  if (it == a->end() || !it->is_string()) return nullptr;
+  Json v = Json::parse(it->get<std::string>(), nullptr, /*allow_exceptions=*/false);
+  return v.is_discarded() || !v.is_object() ? Json(nullptr) : v;
+}
+
+void forget(Json& object, const char* key) {
+  Json& a = annotations(object);
+  a.erase(key);
+  if (a.empty()) object["metadata"].erase("annotations");
+}
+
+Json& template_spec(Json& object, const std::string& pointer) {
+  Json* tmpl = locate(object, pointer, false);
+  if (tmpl == nullptr || !tmpl->is_object()) throw InvalidInput(pointer + ": missing");
+  Json& spec = (*tmpl)["spec"];
+  if (!spec.is_object()) throw InvalidInput(pointer + "/spec: missing");
+  return spec;
+}
+
+// Puts a recorded field back: absent (null) means the template did not have it.
+void put_back(Json& spec, const char* field, const Json& original) {
+  if (original.is_null()) {
+    spec.erase(field);
+  } else {
+    spec[field] = original;
+  }
+}
+
+}  // namespace
+
+Json* locate(Json& object, const std::string& pointer, bool create) {
+  try {
+    Json::json_pointer p(pointer);
+    if (create) return &object[p];
+    return object.contains(p) ? &object.at(p) : nullptr;
+  } catch (const Json::exception& e) {
+    throw InvalidInput(pointer + ": " + e.what());
+  }
+}
+
+void apply_flavor(Json& object, std::span<const std::string> template_pointers,
+                  const v1::ActionRequest& request) {
+  restore_templates(object);
+  Json originals = Json::object();
+  for (const auto& ptr : template_pointers) {
+    Json& spec = template_spec(object, ptr);
+    originals[ptr] = {{"nodeSelector", spec.value("nodeSelector", Json())},
+                      {"tolerations", spec.value("tolerations", Json())}};
+    if (!request.node_labels().empty()) {
+      Json& sel = spec["nodeSelector"];
+      if (sel.is_null()) sel = Json::object();
+      if (!sel.is_object()) throw InvalidInput(ptr + "/spec/nodeSelector: not an object");
+      for (const auto& [k, v] : request.node_labels()) sel[k] = v;
+    }
+    if (request.tolerations_json_size() > 0) {
+      Json& tol = spec["tolerations"];
+      if (tol.is_null()) tol = Json::array();
+      if (!tol.is_array()) throw InvalidInput(ptr + "/spec/tolerations: not a list");
+      for (const auto& t : request.tolerations_json()) {
+        Json add = Json::parse(t, nullptr, false);
+        if (add.is_discarded() || !add.is_object()) {
+          throw InvalidInput("action request: toleration is not a JSON object: " + t);
+        }
+        if (std::find(tol.begin(), tol.end(), add) == tol.end()) tol.push_back(std::move(add));
+      }
+    }
+  }
+  Json& a = annotations(object);
+  a[kOriginalTemplatesAnnotation] = originals.dump();
+  if (!request.flavor().empty()) a[kFlavorAnnotation] = request.flavor();
+}
+
+void restore_templates(Json& object) {
+  Json originals = recorded(object, kOriginalTemplatesAnnotation);
+  if (originals.is_null()) return;
+  for (const auto& [ptr, fields] : originals.items()) {
+    Json* tmpl = locate(object, ptr, false);
+    if (tmpl == nullptr || !tmpl->is_object() || !(*tmpl)["spec"].is_object()) continue;
+    Json& spec = (*tmpl)["spec"];
+    put_back(spec, "nodeSelector", fields.value("nodeSelector", Json()));
+    put_back(spec, "tolerations", fields.value("tolerations", Json()));
+  }
+  forget(object, kOriginalTemplatesAnnotation);
+  forget(object, kFlavorAnnotation);
+}
+
+void scale_to(Json& object, std::span<const std::string> pointers, const Json& zero) {
+  Json saved = recorded(object, kScaledFromAnnotation);
+  if (saved.is_null()) saved = Json::object();
+  for (const auto& ptr : pointers) {
+    Json* v = locate(object, ptr, false);
+    if (!saved.contains(ptr)) saved[ptr] = v == nullptr ? Json() : *v;
+    *locate(object, ptr, true) = zero;
+  }
+  annotations(object)[kScaledFromAnnotation] = saved.dump();
+}
+
+bool scale_back(Json& object) {
+  Json saved = recorded(object, kScaledFromAnnotation);
+  if (saved.is_null()) return false;
+  for (const auto& [ptr, value] : saved.items()) {
+    if (value.is_null()) {
+      Json::json_pointer p(ptr);
+      if (object.contains(p)) object.at(p.parent_pointer()).erase(p.back());
+    } else {
+      *locate(object, ptr, true) = value;
+    }
+  }
+  forget(object, kScaledFromAnnotation);
+  return true;
+}
+
+}  // namespace gpuaas::plugin

@@ -1,0 +1,68 @@
+#include "gpuaas/plugin/pod_templates.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gpuaas/plugin/errors.hpp"
+
+namespace gpuaas::plugin {
+namespace {
+
+Json object() {
+  return Json::parse(R"({"apiVersion":"v1","kind":"X","metadata":{"name":"a"},"spec":{
+      "head":{"template":{"spec":{"containers":[{"name":"h"}]}}},
+      "workers":[{"replicas":3,"template":{"spec":{"nodeSelector":{"zone":"a"},
+          "tolerations":[{"key":"k","operator":"Exists"}],"containers":[{"name":"w"}]}}}]}})");
+}
+
+v1::ActionRequest flavor() {
+  v1::ActionRequest r;
+  (*r.mutable_node_labels())["gpu.product"] = "H100";
+  r.add_tolerations_json(R"({"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"})");
+  r.add_tolerations_json(R"({"key":"k","operator":"Exists"})");  // already there: not doubled
+  r.set_flavor("h100");
+  return r;
+}
+
+const std::vector<std::string> kTemplates = {"/spec/head/template", "/spec/workers/0/template"};
+
+TEST(PodTemplates, FlavorMergesAndRestoreUndoesIt) {
+  Json o = object();
+  apply_flavor(o, kTemplates, flavor());
+  const Json& head = o["spec"]["head"]["template"]["spec"];
+  const Json& worker = o["spec"]["workers"][0]["template"]["spec"];
+  EXPECT_EQ(head["nodeSelector"], Json::parse(R"({"gpu.product":"H100"})"));
+  EXPECT_EQ(head["tolerations"].size(), 2u);
+  EXPECT_EQ(worker["nodeSelector"], Json::parse(R"({"zone":"a","gpu.product":"H100"})"));
+  EXPECT_EQ(worker["tolerations"].size(), 2u);
+  EXPECT_EQ(o["metadata"]["annotations"][kFlavorAnnotation], "h100");
+
+  // Admitting again (another flavor) starts from the originals, not from the last flavor.
+  v1::ActionRequest other;
+  (*other.mutable_node_labels())["gpu.product"] = "A100";
+  apply_flavor(o, kTemplates, other);
+  EXPECT_EQ(o["spec"]["workers"][0]["template"]["spec"]["tolerations"].size(), 1u);
+
+  restore_templates(o);
+  EXPECT_EQ(o, object());
+}
+
+TEST(PodTemplates, ScaleToZeroAndBack) {
+  Json o = object();
+  std::vector<std::string> ptrs = {"/spec/workers/0/replicas", "/spec/workers/0/minReplicas"};
+  scale_to(o, ptrs, 0);
+  EXPECT_EQ(o["spec"]["workers"][0]["replicas"], 0);
+  EXPECT_EQ(o["spec"]["workers"][0]["minReplicas"], 0);
+  scale_to(o, ptrs, 0);  // twice: the first record stays
+  EXPECT_TRUE(scale_back(o));
+  EXPECT_EQ(o, object());
+  EXPECT_FALSE(scale_back(o));
+}
+
+TEST(PodTemplates, MissingTemplateIsInvalidInput) {
+  Json o = object();
+  std::vector<std::string> bad = {"/spec/nope/template"};
+  EXPECT_THROW(apply_flavor(o, bad, flavor()), InvalidInput);
+}
+
+}  // namespace
+}  // namespace gpuaas::plugin
