@@ -74,15 +74,10 @@ const Json* list_at(const Json& spec, const char* field, const std::string& wher
 
 }  // namespace
 
-v1::PodSet pod_set(const std::string& name, int64_t count, const Json& pod_template,
+v1::PodSet pod_set(const std::string& name, int64_t count, const Json& spec,
                    const std::string& where) {
-  if (!pod_template.is_object()) throw InvalidInput(where + ": not an object");
-  auto spec_it = pod_template.find("spec");
-  if (spec_it == pod_template.end() || !spec_it->is_object()) {
-    throw InvalidInput(where + "/spec: missing");
-  }
-  const Json& spec = *spec_it;
-  std::string spec_at = where + "/spec";
+  if (!spec.is_object()) throw InvalidInput(where + ": not an object");
+  const std::string& spec_at = where;
   const Json* containers = list_at(spec, "containers", spec_at);
   if (containers == nullptr || containers->empty()) {
     throw InvalidInput(spec_at + "/containers: missing or empty");

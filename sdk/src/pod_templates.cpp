@@ -35,12 +35,10 @@ void forget(Json& object, const char* key) {
   if (a.empty()) object["metadata"].erase("annotations");
 }
 
-Json& template_spec(Json& object, const std::string& pointer) {
-  Json* tmpl = locate(object, pointer, false);
-  if (tmpl == nullptr || !tmpl->is_object()) throw InvalidInput(pointer + ": missing");
-  Json& spec = (*tmpl)["spec"];
-  if (!spec.is_object()) throw InvalidInput(pointer + "/spec: missing");
-  return spec;
+Json& pod_spec(Json& object, const std::string& pointer) {
+  Json* spec = locate(object, pointer, false);
+  if (spec == nullptr || !spec->is_object()) throw InvalidInput(pointer + ": missing");
+  return *spec;
 }
 
 // Puts a recorded field back: absent (null) means the template did not have it.
@@ -64,12 +62,12 @@ Json* locate(Json& object, const std::string& pointer, bool create) {
   }
 }
 
-void apply_flavor(Json& object, std::span<const std::string> template_pointers,
+void apply_flavor(Json& object, std::span<const std::string> pod_spec_pointers,
                   const v1::ActionRequest& request) {
   restore_templates(object);
   Json originals = Json::object();
-  for (const auto& ptr : template_pointers) {
-    Json& spec = template_spec(object, ptr);
+  for (const auto& ptr : pod_spec_pointers) {
+    Json& spec = pod_spec(object, ptr);
     originals[ptr] = {{"nodeSelector", spec.value("nodeSelector", Json())},
                       {"tolerations", spec.value("tolerations", Json())}};
     if (!request.node_labels().empty()) {
@@ -100,9 +98,9 @@ void restore_templates(Json& object) {
   Json originals = recorded(object, kOriginalTemplatesAnnotation);
   if (originals.is_null()) return;
   for (const auto& [ptr, fields] : originals.items()) {
-    Json* tmpl = locate(object, ptr, false);
-    if (tmpl == nullptr || !tmpl->is_object() || !(*tmpl)["spec"].is_object()) continue;
-    Json& spec = (*tmpl)["spec"];
+    Json* found = locate(object, ptr, false);
+    if (found == nullptr || !found->is_object()) continue;
+    Json& spec = *found;
     put_back(spec, "nodeSelector", fields.value("nodeSelector", Json()));
     put_back(spec, "tolerations", fields.value("tolerations", Json()));
   }

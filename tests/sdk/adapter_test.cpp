@@ -21,7 +21,7 @@ class TestJobs {
     if (w.name() == "throws") throw std::logic_error("bug in the plugin");
     auto d = plugin::demand_of(w);
     *d.add_pod_sets() = plugin::pod_set("main", w.count_at("/spec/parallelism", 1) * scale_,
-                                        w.at("/spec/template"), "/spec/template");
+                                        w.at("/spec/template/spec"), "/spec/template/spec");
     return d;
   }
   v1::WorkloadLifecycle lifecycle(const plugin::Workload& w) {
@@ -44,7 +44,7 @@ class TestJobs {
   }
 
  private:
-  static inline const std::vector<std::string> kTemplates = {"/spec/template"};
+  static inline const std::vector<std::string> kTemplates = {"/spec/template/spec"};
   int scale_;
 };
 
@@ -100,7 +100,7 @@ TEST(Adapter, ErrorsBecomeReturnCodes) {
     FAIL();
   } catch (const CallFailed& e) {
     EXPECT_EQ(e.rc(), GPUAAS_RC_INVALID_INPUT);
-    EXPECT_STREQ(e.what(), "/spec/template: missing");
+    EXPECT_STREQ(e.what(), "/spec/template/spec: missing");
   }
   try {
     host.demand(R"({"apiVersion":"example.com/v1","kind":"TestJob","metadata":{"name":"throws"}})");

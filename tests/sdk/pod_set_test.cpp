@@ -7,7 +7,7 @@
 namespace gpuaas::plugin {
 namespace {
 
-Json tmpl(const char* spec) { return Json::parse(std::string(R"({"spec":)") + spec + "}"); }
+Json tmpl(const char* spec) { return Json::parse(spec); }
 
 TEST(PodSet, LimitsStandInForMissingRequests) {
   auto s = pod_set("w", 3, tmpl(R"({"containers":[{"name":"a","resources":{
@@ -48,7 +48,7 @@ TEST(PodSet, NoResourcesIsAnEmptyPod) {
 TEST(PodSet, ErrorsNameThePath) {
   try {
     pod_set("w", 1, tmpl(R"({"containers":[{"name":"a","resources":{"limits":{"cpu":"lots"}}}]})"),
-            "/spec/template");
+            "/spec/template/spec");
     FAIL();
   } catch (const InvalidInput& e) {
     EXPECT_STREQ(e.what(),
@@ -57,6 +57,7 @@ TEST(PodSet, ErrorsNameThePath) {
   }
   EXPECT_THROW(pod_set("w", 1, tmpl(R"({"containers":[]})"), "/t"), InvalidInput);
   EXPECT_THROW(pod_set("w", 1, Json::parse(R"({"metadata":{}})"), "/t"), InvalidInput);
+  EXPECT_THROW(pod_set("w", 1, Json::parse(R"("spec")"), "/t"), InvalidInput);
   EXPECT_THROW(pod_set("w", 1, tmpl(R"({"containers":{"a":1}})"), "/t"), InvalidInput);
   EXPECT_THROW(pod_set("w", 1, tmpl(R"({"containers":[{"resources":{"limits":{"cpu":-1}}}]})"),
                        "/t"),

@@ -23,7 +23,8 @@ v1::ActionRequest flavor() {
   return r;
 }
 
-const std::vector<std::string> kTemplates = {"/spec/head/template", "/spec/workers/0/template"};
+const std::vector<std::string> kTemplates = {"/spec/head/template/spec",
+                                             "/spec/workers/0/template/spec"};
 
 TEST(PodTemplates, FlavorMergesAndRestoreUndoesIt) {
   Json o = object();
@@ -60,7 +61,7 @@ TEST(PodTemplates, ScaleToZeroAndBack) {
 
 TEST(PodTemplates, MissingTemplateIsInvalidInput) {
   Json o = object();
-  std::vector<std::string> bad = {"/spec/nope/template"};
+  std::vector<std::string> bad = {"/spec/nope/template/spec"};
   EXPECT_THROW(apply_flavor(o, bad, flavor()), InvalidInput);
 }
 

@@ -8,13 +8,14 @@
 
 namespace gpuaas::plugin {
 
-// Per-pod resources of a PodTemplateSpec (`template` is the object holding `spec`):
+// Per-pod resources of a PodSpec (the `spec` of a pod template, or an inline one such as a
+// KServe predictor):
 // each container requests what `requests` says, a resource with only a limit requests its limit
 // (the API server's defaulting); the pod needs max(sum of containers and sidecars, the largest
 // init container plus the sidecars started before it), plus spec.overhead. Any resource name is
 // kept (nvidia.com/gpu, MIG profiles such as nvidia.com/mig-1g.10gb, fractions like "0.5").
-// `where` is the template's JSON pointer, used in messages. Throws InvalidInput.
-v1::PodSet pod_set(const std::string& name, int64_t count, const Json& pod_template,
+// `where` is the spec's JSON pointer, used in messages. Throws InvalidInput.
+v1::PodSet pod_set(const std::string& name, int64_t count, const Json& pod_spec,
                    const std::string& where);
 
 // A demand with the workload's queue and priority class filled in from Kueue's labels.

@@ -11,7 +11,7 @@
 
 namespace gpuaas::plugin {
 
-// JSON of {template pointer: {"nodeSelector": ..., "tolerations": ...}} before admission.
+// JSON of {pod spec pointer: {"nodeSelector": ..., "tolerations": ...}} before admission.
 inline constexpr const char* kOriginalTemplatesAnnotation = "gpuaas.io/original-pod-templates";
 // The ResourceFlavor the workload was admitted to.
 inline constexpr const char* kFlavorAnnotation = "gpuaas.io/flavor";
@@ -21,8 +21,9 @@ inline constexpr const char* kScaledFromAnnotation = "gpuaas.io/scaled-from";
 // Admission as Kueue does it: merges the flavor's node labels into each template's
 // spec.nodeSelector and appends its tolerations (those not already there). The originals are
 // recorded first; a template admitted before is restored before the new flavor applies.
-// Pointers name PodTemplateSpecs ("/spec/headGroupSpec/template"). Throws InvalidInput.
-void apply_flavor(Json& object, std::span<const std::string> template_pointers,
+// Pointers name PodSpecs ("/spec/headGroupSpec/template/spec", or "/spec/predictor" where the
+// kind inlines one). Throws InvalidInput.
+void apply_flavor(Json& object, std::span<const std::string> pod_spec_pointers,
                   const v1::ActionRequest& request);
 // Undoes apply_flavor from the annotation; without the annotation, leaves the object unchanged.
 void restore_templates(Json& object);
