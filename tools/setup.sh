@@ -15,7 +15,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git ca-certificates curl python3
   libnats-dev nats-server libprotobuf-dev protobuf-compiler libboost-dev libboost-filesystem-dev
   libspdlog-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
-  nlohmann-json3-dev libcivetweb-dev libsimdjson-dev libjemalloc-dev prometheus
+  nlohmann-json3-dev libcivetweb-dev libsimdjson-dev libjemalloc-dev libssl-dev prometheus
 )
 
 install_missing() {
