@@ -130,6 +130,7 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
       pods_.erase(key);
     } else {
       workloads_.erase(key);
+      views_.erase(key);
     }
     ++stats_.objects_applied;
     return ApplyOutcome::kApplied;
@@ -139,6 +140,13 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
   if (is_pod && (current == nullptr || !same_binding(*current, obj))) {
     if (current != nullptr) bind_pod(*current, -1);
     bind_pod(obj, +1);
+  }
+  if (!is_node && !is_pod && interpreter_ != nullptr) {
+    if (auto view = interpreter_->interpret(obj)) {
+      views_.insert_or_assign(key, std::move(*view));
+    } else {
+      views_.erase(key);
+    }
   }
   if (current != nullptr) {
     *current = std::move(obj);
@@ -168,6 +176,28 @@ void ClusterModel::advance(EventTime t) {
   metrics_.expire(now_ - kSeriesRetention);
   std::erase_if(tombstones_,
                 [&](const auto& kv) { return kv.second.at < now_ - kTombstoneRetention; });
+}
+
+const WorkloadView* ClusterModel::view_of(const std::string& key) const {
+  auto it = views_.find(key);
+  return it == views_.end() ? nullptr : &it->second;
+}
+
+const char* lifecycle_state_name(v1::WorkloadLifecycle::State s) {
+  switch (s) {
+    case v1::WorkloadLifecycle::PENDING:
+      return "Pending";
+    case v1::WorkloadLifecycle::RUNNING:
+      return "Running";
+    case v1::WorkloadLifecycle::SUCCEEDED:
+      return "Succeeded";
+    case v1::WorkloadLifecycle::FAILED:
+      return "Failed";
+    case v1::WorkloadLifecycle::SUSPENDED:
+      return "Suspended";
+    default:
+      return "Unknown";
+  }
 }
 
 const ResourceList& ClusterModel::node_requested(const std::string& node) const {

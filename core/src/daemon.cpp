@@ -30,13 +30,15 @@ struct Daemon::Counters {
   telemetry::Gauge* last_sequence = nullptr;
 };
 
-Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry)
+Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry,
+               WorkloadInterpreter* interpreter)
     : config_(std::move(config)),
       bus_(bus),
       subjects_(config_.subject_root),
       registry_(std::move(registry)),
       applier_(std::make_unique<EventApplier>(subjects_, config_.source, registry_.get())),
       counters_(std::make_unique<Counters>()) {
+  model_.set_interpreter(interpreter);
   if (registry_) {
     counters_->redeliveries =
         &telemetry::BuildCounter()
@@ -187,14 +189,26 @@ std::string Daemon::state_json() const {
   return render_state_json(model_, counters_->stats, config_);
 }
 
+std::string Daemon::plugins_json() const {
+  // The interpreter's own lock guards its plugin list; the model lock keeps it from changing
+  // under a concurrent apply.
+  std::shared_lock lock(model_mu_);
+  const WorkloadInterpreter* in = model_.interpreter();
+  return in == nullptr ? R"({"plugins":[],"refused":[]})" : in->plugins_json();
+}
+
 void Daemon::serve_api() {
-  auto sub = bus_.serve(subjects_.api("state"), "gpuaasd",
-                        [this](const bus::Message&) { return state_json(); });
-  if (sub) {
-    api_.push_back(std::move(sub).value());
-  } else {
-    spdlog::error("API: {}", sub.status().message());
-  }
+  auto serve = [this](const char* endpoint, std::string (Daemon::*answer)() const) {
+    auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
+                          [this, answer](const bus::Message&) { return (this->*answer)(); });
+    if (sub) {
+      api_.push_back(std::move(sub).value());
+    } else {
+      spdlog::error("API {}: {}", endpoint, sub.status().message());
+    }
+  };
+  serve("state", &Daemon::state_json);
+  serve("plugins", &Daemon::plugins_json);
 }
 
 // The only wall-clock read in the daemon: it becomes an event in the stream, and from there on it

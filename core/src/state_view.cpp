@@ -78,7 +78,37 @@ json node_json(const ClusterModel& model, const KubeObject& n) {
   return j;
 }
 
-json workload_json(const ClusterModel& model, const KubeObject& w) {
+// A plugin's demand: pod sets with per-pod amounts, and the total over all pods.
+json demand_json(const v1::WorkloadDemand& d) {
+  json sets = json::array();
+  std::map<std::string, int64_t> total;
+  for (const auto& s : d.pod_sets()) {
+    json per_pod = json::object();
+    for (const auto& r : s.per_pod()) {
+      per_pod[r.name()] = r.name() == kGpuResource ? gpus(r.milli()) : json(format_milli(r.milli()));
+      // Saturating: a huge replica count must not wrap around.
+      int64_t part = 0;
+      int64_t& sum = total[r.name()];
+      if (__builtin_mul_overflow(r.milli(), s.count(), &part) ||
+          __builtin_add_overflow(sum, part, &sum)) {
+        sum = INT64_MAX;
+      }
+    }
+    json set = {{"name", s.name()}, {"count", s.count()}, {"per_pod", std::move(per_pod)}};
+    if (s.min_count() > 0) set["min_count"] = s.min_count();
+    sets.push_back(std::move(set));
+  }
+  json totals = json::object();
+  for (const auto& [name, milli] : total) {
+    totals[name] = name == kGpuResource ? gpus(milli) : json(format_milli(milli));
+  }
+  auto g = total.find(kGpuResource);
+  return {{"pod_sets", std::move(sets)},
+          {"total", std::move(totals)},
+          {"gpus", gpus(g == total.end() ? 0 : g->second)}};
+}
+
+json workload_json(const ClusterModel& model, const std::string& key, const KubeObject& w) {
   auto queue = w.meta.labels.find("kueue.x-k8s.io/queue-name");
   json pods = json::array();
   // Each metric over every series of the workload's pods (one per GPU for dcgm-exporter).
@@ -101,7 +131,7 @@ json workload_json(const ClusterModel& model, const KubeObject& w) {
   for (const auto& [name, a] : agg) {
     metrics[name] = {{"mean", a.sum / a.n}, {"min", a.min}, {"max", a.max}, {"series", a.n}};
   }
-  return {
+  json j = {
       {"api_version", w.meta.api_version},
       {"kind", w.meta.kind},
       {"namespace", w.meta.namespace_},
@@ -109,12 +139,26 @@ json workload_json(const ClusterModel& model, const KubeObject& w) {
       {"uid", w.meta.uid},
       {"resource_version", w.meta.resource_version},
       {"queue", queue == w.meta.labels.end() ? "" : queue->second},
-      // Lifecycle and demand come from the workload kind's plugin; none is loaded for it yet.
+      // Lifecycle and demand come from the plugin of the workload's kind, when one is loaded.
       {"state", "Unknown"},
       {"labels", labels_json(w.meta.labels)},
       {"pods", std::move(pods)},
       {"metrics", std::move(metrics)},
   };
+  if (const WorkloadView* v = model.view_of(key)) {
+    j["plugin"] = v->plugin;
+    if (v->lifecycle) {
+      j["state"] = lifecycle_state_name(v->lifecycle->state());
+      if (!v->lifecycle->reason().empty()) j["reason"] = v->lifecycle->reason();
+    }
+    if (v->demand) {
+      if (!v->demand->queue_name().empty()) j["queue"] = v->demand->queue_name();
+      j["priority_class"] = v->demand->priority_class();
+      j["demand"] = demand_json(*v->demand);
+    }
+    if (!v->error.empty()) j["error"] = v->error;
+  }
+  return j;
 }
 
 }  // namespace
@@ -132,7 +176,9 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
                       {"requested", gpus(p.requested_milli)}};
   }
   json workloads = json::array();
-  for (const auto& [key, w] : model.workloads()) workloads.push_back(workload_json(model, w));
+  for (const auto& [key, w] : model.workloads()) {
+    workloads.push_back(workload_json(model, key, w));
+  }
   std::size_t running = 0;
   for (const auto& [key, p] : model.pods()) running += p.pod->phase == "Running" ? 1 : 0;
   json j = {

@@ -595,3 +595,64 @@ TEST(ClusterModelTest, MetricSeriesExpireAfterRetention) {
 
 }  // namespace
 }  // namespace gpuaas::core
+
+namespace gpuaas::core {
+namespace {
+
+// Stands in for the plugin host: answers for kind Widget only, and counts what it was asked.
+class WidgetInterpreter : public WorkloadInterpreter {
+ public:
+  std::optional<WorkloadView> interpret(const KubeObject& o) override {
+    ++calls;
+    if (o.meta.kind != "Widget") return std::nullopt;
+    WorkloadView v;
+    v.plugin = "widgets";
+    v.demand.emplace();
+    auto* set = v.demand->add_pod_sets();
+    set->set_name("main");
+    set->set_count(o.meta.resource_version == "2" ? 3 : 1);
+    auto* gpu = set->add_per_pod();
+    gpu->set_name("nvidia.com/gpu");
+    gpu->set_milli(500);
+    v.lifecycle.emplace();
+    v.lifecycle->set_state(v1::WorkloadLifecycle::RUNNING);
+    return v;
+  }
+  std::string plugins_json() const override { return "{}"; }
+  int calls = 0;
+};
+
+TEST(ClusterModelTest, InterpreterViewFollowsTheObject) {
+  ClusterModel model;
+  WidgetInterpreter widgets;
+  model.set_interpreter(&widgets);
+  EventTime t{std::chrono::seconds(100)};
+  auto key = [](const KubeObject& o) { return ClusterModel::key_of(o.meta); };
+
+  KubeObject w1 = decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "1"));
+  std::string k = key(w1);
+  model.apply(ChangeType::kAdded, std::move(w1), t);
+  ASSERT_NE(model.view_of(k), nullptr);
+  EXPECT_EQ(model.view_of(k)->demand->pod_sets(0).count(), 1);
+
+  model.apply(ChangeType::kModified,
+              decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "2")), t);
+  EXPECT_EQ(model.view_of(k)->demand->pod_sets(0).count(), 3);
+  // A duplicate is not interpreted again.
+  int calls = widgets.calls;
+  model.apply(ChangeType::kModified,
+              decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "2")), t);
+  EXPECT_EQ(widgets.calls, calls);
+
+  KubeObject other = decode(workload("example.com/v1", "Gadget", "ns", "g", "u2", "1"));
+  std::string ko = key(other);
+  model.apply(ChangeType::kAdded, std::move(other), t);
+  EXPECT_EQ(model.view_of(ko), nullptr);
+
+  model.apply(ChangeType::kDeleted,
+              decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "3")), t);
+  EXPECT_EQ(model.view_of(k), nullptr);
+}
+
+}  // namespace
+}  // namespace gpuaas::core

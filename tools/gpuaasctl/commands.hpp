@@ -29,5 +29,6 @@ struct WatchOptions {
 int watch(const CtlContext& ctx, const WatchOptions& o);
 
 int show_state(const CtlContext& ctx, bool json);
+int show_plugins(const CtlContext& ctx, bool json);
 
 }  // namespace gpuaas::ctl

@@ -15,6 +15,15 @@ Result<std::unique_ptr<bus::Bus>> CtlContext::connect() const {
   return bus::connect_nats(o);
 }
 
+Result<std::string> CtlContext::ask(const char* endpoint) const {
+  auto bus = connect();
+  if (!bus) return bus.status();
+  bus::Message req{subjects().api(endpoint), {}, "{}"};
+  auto reply = (*bus)->request(req, std::chrono::seconds(5));
+  if (!reply) return reply.status();
+  return std::move(reply->data);
+}
+
 int fail(const Status& s) {
   std::cerr << "gpuaasctl: " << s.message() << "\n";
   switch (s.code()) {

@@ -19,6 +19,8 @@ struct CtlContext {
   bus::Subjects subjects() const { return bus::Subjects(subject_root); }
   // Connects once (fails at once when the server is down: exit 3).
   Result<std::unique_ptr<bus::Bus>> connect() const;
+  // Asks the daemon's API endpoint ("state", "plugins") and returns its JSON answer.
+  Result<std::string> ask(const char* endpoint) const;
 };
 
 // Prints "gpuaasctl: message" on stderr; returns the exit code for the status.

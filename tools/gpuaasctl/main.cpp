@@ -52,6 +52,11 @@ int main(int argc, char** argv) {
   auto* state = app.add_subcommand("state", "Show the daemon's model of the cluster");
   state->add_flag("--json", state_json, "The full state as JSON");
 
+  bool plugins_json = false;
+  auto* plugins =
+      app.add_subcommand("plugins", "List the daemon's workload plugins and refused libraries");
+  plugins->add_flag("--json", plugins_json, "As JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -78,5 +83,6 @@ int main(int argc, char** argv) {
     return watch(ctx, wo);
   }
   if (state->parsed()) return show_state(ctx, state_json);
+  if (plugins->parsed()) return show_plugins(ctx, plugins_json);
   return kExitUsage;
 }

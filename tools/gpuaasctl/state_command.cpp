@@ -4,32 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "table.hpp"
 
 namespace gpuaas::ctl {
 namespace {
 
 using nlohmann::json;
 
-std::string text(const json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "-";
-  return v.dump();
-}
-
-void table(const std::vector<std::vector<std::string>>& rows) {
-  std::vector<std::size_t> width;
-  for (const auto& r : rows) {
-    width.resize(std::max(width.size(), r.size()));
-    for (std::size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
-  }
-  for (const auto& r : rows) {
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      std::cout << std::left << std::setw(static_cast<int>(i + 1 < r.size() ? width[i] + 2 : 0))
-                << r[i];
-    }
-    std::cout << "\n";
-  }
-}
 
 void print_human(const json& s) {
   const auto& in = s["intake"];
@@ -51,10 +32,11 @@ void print_human(const json& s) {
   }
   table(rows);
   std::cout << "\nWORKLOADS\n";
-  rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "PODS"}};
+  rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "GPUS", "PODS"}};
   for (const auto& w : s["workloads"]) {
+    std::string gpus = w.contains("demand") ? text(w["demand"]["gpus"]) : "-";
     rows.push_back({text(w["namespace"]), text(w["kind"]), text(w["name"]), text(w["queue"]),
-                    text(w["state"]), std::to_string(w["pods"].size())});
+                    text(w["state"]), gpus, std::to_string(w["pods"].size())});
   }
   table(rows);
   std::cout << "\nPODS " << text(s["pods"]["total"]) << " (" << text(s["pods"]["running"])
@@ -64,16 +46,13 @@ void print_human(const json& s) {
 }  // namespace
 
 int show_state(const CtlContext& ctx, bool as_json) {
-  auto bus = ctx.connect();
-  if (!bus) return fail(bus.status());
-  bus::Message req{ctx.subjects().api("state"), {}, "{}"};
-  auto reply = (*bus)->request(req, std::chrono::seconds(5));
+  auto reply = ctx.ask("state");
   if (!reply) return fail(reply.status());
   if (as_json) {
-    std::cout << reply->data << "\n";
+    std::cout << *reply << "\n";
     return kExitOk;
   }
-  json s = json::parse(reply->data, nullptr, false);
+  json s = json::parse(*reply, nullptr, false);
   if (s.is_discarded()) return fail(Status::internal("the daemon's answer is not JSON"));
   print_human(s);
   return kExitOk;

@@ -13,6 +13,7 @@
 #include "gpuaas/core/event_time.hpp"
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/core/metric_store.hpp"
+#include "gpuaas/core/workload_interpreter.hpp"
 
 namespace gpuaas::core {
 
@@ -43,6 +44,9 @@ struct GpuPool {
 
 class ClusterModel {
  public:
+  // Plugins' view of workload objects; without one, workloads are plain objects.
+  void set_interpreter(WorkloadInterpreter* interpreter) { interpreter_ = interpreter; }
+  WorkloadInterpreter* interpreter() const { return interpreter_; }
   ApplyOutcome apply(ChangeType change, KubeObject&& obj, EventTime at);
   void record_sample(SeriesSample sample);
   // Moves the clock forward (never back) and expires what is too old.
@@ -54,6 +58,8 @@ class ClusterModel {
   const std::map<std::string, KubeObject>& nodes() const { return nodes_; }
   const std::unordered_map<std::string, KubeObject>& pods() const { return pods_; }
   const std::map<std::string, KubeObject>& workloads() const { return workloads_; }
+  // What the plugin of its kind said about a workload (by key_of), or nullptr.
+  const WorkloadView* view_of(const std::string& key) const;
   const MetricStore& metrics() const { return metrics_; }
 
   // Resources requested by running or pending Pods bound to the node.
@@ -86,6 +92,8 @@ class ClusterModel {
   std::map<std::string, KubeObject> nodes_;           // by name, sorted for display
   std::unordered_map<std::string, KubeObject> pods_;  // by key
   std::map<std::string, KubeObject> workloads_;       // by key
+  std::unordered_map<std::string, WorkloadView> views_;  // by key, for workloads a plugin handles
+  WorkloadInterpreter* interpreter_ = nullptr;
   std::unordered_map<std::string, ResourceList> node_requested_;
   std::unordered_map<std::string, Tombstone> tombstones_;
   MetricStore metrics_;

@@ -29,7 +29,9 @@ class EventApplier;
 
 class Daemon {
  public:
-  Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry);
+  // `interpreter` (optional, outlives the daemon): the plugins that give workloads their meaning.
+  Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry,
+         WorkloadInterpreter* interpreter = nullptr);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -53,6 +55,8 @@ class Daemon {
   }
   // The state as JSON (what `gpuaasctl state --json` prints).
   std::string state_json() const;
+  // The loaded plugins as JSON (what `gpuaasctl plugins --json` prints).
+  std::string plugins_json() const;
   const DaemonConfig& config() const { return config_; }
 
  private:

@@ -1,0 +1,34 @@
+// How the core learns what a workload object means without knowing its kind: an interpreter
+// (the plugin host, in gpuaasd) answers demand and lifecycle for the objects it handles. The core
+// keeps the answer beside the object and shows it; admission (#4) decides on it.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gpuaas/core/kube_object.hpp"
+#include "gpuaas/v1/plugin.pb.h"
+
+namespace gpuaas::core {
+
+// What a plugin said about one workload object, recomputed on every change of the object.
+struct WorkloadView {
+  std::string plugin;  // the plugin that answered
+  std::optional<v1::WorkloadDemand> demand;
+  std::optional<v1::WorkloadLifecycle> lifecycle;
+  std::string error;  // why demand or lifecycle is missing (the plugin's message)
+};
+
+class WorkloadInterpreter {
+ public:
+  virtual ~WorkloadInterpreter() = default;
+  // nullopt: no plugin handles the object's kind (it stays a plain object in the model).
+  virtual std::optional<WorkloadView> interpret(const KubeObject& object) = 0;
+  // The loaded plugins and the refused libraries as JSON (what `gpuaasctl plugins` prints).
+  virtual std::string plugins_json() const = 0;
+};
+
+// "Pending", "Running", ... as `gpuaasctl state` shows a lifecycle state.
+const char* lifecycle_state_name(v1::WorkloadLifecycle::State s);
+
+}  // namespace gpuaas::core
