@@ -1,5 +1,7 @@
 #include "gpuaas/core/daemon_config.hpp"
 
+#include "gpuaas/kube/manifest_reader.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -185,6 +187,22 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
         {"server", [&](const YAML::Node& n) { return read_string(path, n, cfg.server); }},
         {"subjectRoot", [&](const YAML::Node& n) { return read_string(path, n, root_subject); }},
         {"plugins", [&](const YAML::Node& n) { return read_string(path, n, cfg.plugins_dir); }},
+        {"pluginConfig",
+         [&](const YAML::Node& n) {
+           if (!n.IsMap()) {
+             return Status::invalid(where(path, n) + "expected a mapping of plugin name to settings");
+           }
+           for (const auto& kv : n) {
+             if (!kv.second.IsMap()) {
+               return Status::invalid(where(path, kv.second) + "pluginConfig." +
+                                      kv.first.Scalar() + ": expected a mapping");
+             }
+             auto json = kube::yaml_to_json(kv.second);
+             if (!json) return Status::invalid(where(path, kv.second) + json.status().message());
+             cfg.plugin_config_json[kv.first.Scalar()] = std::move(json).value();
+           }
+           return Status::ok();
+         }},
         {"admin", [&](const YAML::Node& n) { return read_string(path, n, cfg.admin_listen); }},
         {"logFormat", [&](const YAML::Node& n) { return read_string(path, n, cfg.log_format); }},
         {"logLevel", [&](const YAML::Node& n) { return read_string(path, n, cfg.log_level); }},

@@ -92,6 +92,15 @@ Status add_object(json obj, const std::string& where, std::vector<Manifest>& out
 
 }  // namespace
 
+Result<std::string> yaml_to_json(const YAML::Node& node) {
+  try {
+    return to_json(node, "").dump();
+  } catch (const YAML::Exception& e) {
+    return Status::invalid(std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+}
+
 Result<std::string> read_input(const std::string& path) {
   std::stringstream ss;
   if (path == "-") {

@@ -195,6 +195,19 @@ TEST_F(DaemonConfigFileTest, PartialFileKeepsTheRest) {
   EXPECT_EQ(cfg.intake.fetch_batch, 512u);
 }
 
+TEST_F(DaemonConfigFileTest, PluginConfigBecomesJson) {
+  DaemonConfig cfg;
+  ASSERT_EQ(load("pluginConfig:\n  ray: {gpu_util_threshold: 7.5, groups: [a, \"1\"], on: true}\n",
+                 &cfg),
+            "");
+  EXPECT_EQ(cfg.plugin_config_json.at("ray"),
+            R"({"gpu_util_threshold":7.5,"groups":["a","1"],"on":true})");
+  EXPECT_EQ(load("pluginConfig:\n  ray: 5\n"),
+            path_ + ":2:8: pluginConfig.ray: expected a mapping");
+  EXPECT_EQ(load("pluginConfig: [ray]\n"),
+            path_ + ":1:15: expected a mapping of plugin name to settings");
+}
+
 TEST_F(DaemonConfigFileTest, EmbeddedServer) {
   DaemonConfig cfg;
   ASSERT_EQ(load("server: embedded\nadmin: \"\"\n", &cfg), "");
@@ -230,7 +243,7 @@ TEST_F(DaemonConfigFileTest, UnknownKeyIsNamedWithItsPosition) {
   EXPECT_EQ(load("server: nats://x\ncolour: blue\n"),
             path_ +
                 ":2:1: unknown setting \"colour\" in the configuration (known: admin, intake, "
-                "logFormat, logLevel, plugins, policies, server, streams, subjectRoot, "
+                "logFormat, logLevel, pluginConfig, plugins, policies, server, streams, subjectRoot, "
                 "tickInterval)");
   EXPECT_EQ(load("intake:\n  fetchBatch: 10\n  fetchbatch: 20\n"),
             path_ +

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct DaemonConfig {
   std::string subject_root = "gpuaas";           // subjects <root>.v1.*
   std::vector<std::string> policy_files;
   std::string plugins_dir;
+  // Each plugin's configuration (by plugin name) as JSON, from `pluginConfig` in the file.
+  std::map<std::string, std::string> plugin_config_json;
   std::string admin_listen = "127.0.0.1:9464";  // "" disables the admin server
   std::string log_format = "text";              // text | json
   std::string log_level = "info";

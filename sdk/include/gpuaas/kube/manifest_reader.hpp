@@ -7,6 +7,10 @@
 
 #include "gpuaas/base/status.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace gpuaas::kube {
 
 struct Manifest {
@@ -17,6 +21,10 @@ struct Manifest {
 // path "-" reads standard input. Errors name FILE:LINE:COLUMN.
 Result<std::vector<Manifest>> read_manifests(const std::string& path);
 Result<std::vector<Manifest>> parse_manifests(const std::string& text, const std::string& origin);
+
+// A YAML value as compact JSON, with YAML 1.2 core-schema scalars (plugin settings in the
+// daemon's configuration). Throws nothing; errors name the position.
+Result<std::string> yaml_to_json(const YAML::Node& node);
 
 // Reads a whole file ("-": standard input).
 Result<std::string> read_input(const std::string& path);
