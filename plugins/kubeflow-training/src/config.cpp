@@ -1,0 +1,52 @@
+#include <cmath>
+#include <cstdint>
+
+#include "kubeflow_training.hpp"
+
+namespace gpuaas::kubeflow_training {
+
+Config Config::parse(const Json& config) {
+  Config c;
+  if (config.is_null()) return c;
+  if (!config.is_object()) throw plugin::InvalidInput("config: not a JSON object");
+  for (const auto& [key, value] : config.items()) {
+    if (key == "gpu_util_threshold") {
+      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0 ||
+          value.get<double>() > 100) {
+        throw plugin::InvalidInput("config/gpu_util_threshold: want a percentage 0..100, got " +
+                                   value.dump());
+      }
+      c.gpu_util_threshold = value.get<double>();
+    } else if (key == "trainjob_trainer_job") {
+      if (!value.is_string() || value.get<std::string>().empty()) {
+        throw plugin::InvalidInput("config/trainjob_trainer_job: want a replicated job name, got " +
+                                   value.dump());
+      }
+      c.trainjob_trainer_job = value.get<std::string>();
+    } else if (key == "trainjob_overrides") {
+      if (value != "podSpecOverrides" && value != "podTemplateOverrides") {
+        throw plugin::InvalidInput(
+            "config/trainjob_overrides: want \"podSpecOverrides\" or \"podTemplateOverrides\", "
+            "got " +
+            value.dump());
+      }
+      c.trainjob_overrides = value.get<std::string>();
+    } else {
+      throw plugin::InvalidInput("config/" + key +
+                                 ": unknown key (known: gpu_util_threshold, "
+                                 "trainjob_trainer_job, trainjob_overrides)");
+    }
+  }
+  return c;
+}
+
+int64_t int32_at(const Workload& w, const std::string& pointer, int64_t fallback) {
+  int64_t n = w.count_at(pointer, fallback);
+  if (n > INT32_MAX) {
+    throw plugin::InvalidInput(pointer + ": " + std::to_string(n) +
+                               " is above the Kubernetes int32 maximum 2147483647");
+  }
+  return n;
+}
+
+}  // namespace gpuaas::kubeflow_training
