@@ -1,0 +1,98 @@
+// Admission, suspension and scale to zero as merge patches.
+//
+// Suspension is KServe's stop annotation: it removes every component's pods whatever the mode.
+// Scale to zero is chosen per object so as never to fight the autoscaler that owns the replica
+// count: in Knative mode minReplicas 0 lets Knative remove idle pods and bring one back on the
+// next request; in Standard mode HPA/KEDA keep at least one pod, so the service is stopped.
+// What each changed is recorded by scale_to, so scale_back restores the owner's values exactly
+// (a stop annotation the user had set stays set).
+#include <string>
+#include <vector>
+
+#include "annotations.hpp"
+#include "components.hpp"
+#include "deployment_mode.hpp"
+#include "gpuaas/plugin/errors.hpp"
+#include "gpuaas/plugin/pod_templates.hpp"
+#include "kserve.hpp"
+
+namespace gpuaas::kserve {
+namespace {
+
+using plugin::Guard;
+using plugin::Json;
+using plugin::Patch;
+
+void require_own_pods(const plugin::Workload& w, const Config& config, const char* action) {
+  if (deployment_mode(w, config.default_mode) == DeploymentMode::kModelMesh) {
+    throw plugin::NotSupported(std::string(action) +
+                               ": a ModelMesh InferenceService has no pods of its own");
+  }
+}
+
+// Removes an annotation, and the annotations map when that leaves it empty.
+void erase_annotation(Json& object, const char* key) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return;
+  auto a = meta->find("annotations");
+  if (a == meta->end() || !a->is_object()) return;
+  a->erase(key);
+  if (a->empty()) meta->erase("annotations");
+}
+
+void set_annotation(Json& object, const char* key, const std::string& value) {
+  Json& meta = object["metadata"];
+  if (!meta.is_object()) throw plugin::InvalidInput("/metadata: not an object");
+  Json& a = meta["annotations"];
+  if (a.is_null()) a = Json::object();
+  if (!a.is_object()) throw plugin::InvalidInput("/metadata/annotations: not an object");
+  a[key] = value;
+}
+
+}  // namespace
+
+Patch admit(const plugin::Workload& w, const v1::ActionRequest& r, const Config& config) {
+  require_own_pods(w, config, "admit");
+  Json o = w.json();
+  plugin::apply_flavor(o, pod_spec_pointers(w), r);
+  if (stopped(w)) erase_annotation(o, kStopAnnotation);
+  return Patch::between(w, o, Guard::kResourceVersion);
+}
+
+Patch suspend(const plugin::Workload& w, const Config& config) {
+  require_own_pods(w, config, "suspend");
+  Json o = w.json();
+  plugin::restore_templates(o);
+  if (!stopped(w)) set_annotation(o, kStopAnnotation, "true");
+  return Patch::between(w, o, Guard::kResourceVersion);
+}
+
+Patch scale_to_zero(const plugin::Workload& w, const Config& config) {
+  require_own_pods(w, config, "scale to zero");
+  if (stopped(w)) return {};  // no pods run: nothing to scale
+  Json o = w.json();
+  std::vector<std::string> pointers;
+  if (deployment_mode(w, config.default_mode) == DeploymentMode::kKnative) {
+    for (const auto& c : components(w)) {
+      std::string ptr = c.pointer + "/minReplicas";
+      if (int32_at(w, ptr, 1) != 0) pointers.push_back(ptr);
+    }
+    if (pointers.empty()) return {};  // Knative already scales every component to zero
+    plugin::scale_to(o, pointers, Json(0));
+  } else {
+    pointers.push_back(annotation_pointer(kStopAnnotation));
+    plugin::scale_to(o, pointers, Json("true"));
+  }
+  // The record and the values must change together: a concurrent edit of minReplicas or of the
+  // stop annotation would otherwise be lost or restored wrongly.
+  return Patch::between(w, o, Guard::kResourceVersion);
+}
+
+Patch scale_back(const plugin::Workload& w, const Config& config) {
+  require_own_pods(w, config, "scale back");
+  Json o = w.json();
+  if (!plugin::scale_back(o)) return {};  // nothing was scaled down by gpuaas
+  return Patch::between(w, o, Guard::kResourceVersion);
+}
+
+}  // namespace gpuaas::kserve
