@@ -1,0 +1,44 @@
+// The workbench plugin: Kubeflow Notebooks. The class only routes to the functions in
+// notebook.hpp; each concept lives in its own file.
+#include "notebook.hpp"
+
+namespace gpuaas::workbench {
+namespace {
+
+class Workbench {
+ public:
+  static constexpr plugin::Info info{"workbench", "0.1.0", plugin::Stability::kStable};
+  // The same fields in both versions (v1beta1 is what some samples and older installs use).
+  static constexpr plugin::Kind kinds[] = {{"kubeflow.org", "v1", "Notebook"},
+                                           {"kubeflow.org", "v1beta1", "Notebook"}};
+
+  explicit Workbench(const Json& config) : config_(Config::parse(config)) {}
+
+  v1::WorkloadDemand demand(const plugin::Workload& w) { return workbench::demand(w); }
+  v1::WorkloadLifecycle lifecycle(const plugin::Workload& w) { return workbench::lifecycle(w); }
+
+  plugin::Patch admit(const plugin::Workload& w, const v1::ActionRequest& r) {
+    return workbench::admit(w, r);
+  }
+  plugin::Patch suspend(const plugin::Workload& w, const v1::ActionRequest& r) {
+    return workbench::suspend(w, r);
+  }
+  plugin::Patch scale_to_zero(const plugin::Workload& w, const v1::ActionRequest& r) {
+    return workbench::scale_to_zero(w, r);
+  }
+  plugin::Patch scale_back(const plugin::Workload& w, const v1::ActionRequest& r) {
+    return workbench::scale_back(w, r);
+  }
+
+  v1::WorkloadActivity activity(const plugin::Workload& w, const plugin::Samples& s) {
+    return workbench::activity(w, s, config_);
+  }
+
+ private:
+  Config config_;
+};
+
+}  // namespace
+}  // namespace gpuaas::workbench
+
+GPUAAS_PLUGIN(gpuaas::workbench::Workbench)
