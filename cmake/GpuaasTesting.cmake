@@ -20,6 +20,7 @@ function(gpuaas_add_test name)
   target_link_libraries(${name} PRIVATE gpuaas_test_support ${T_LIBS})
   gpuaas_target_defaults(${name})
   target_precompile_headers(${name} PRIVATE <gtest/gtest.h> <string> <vector> <memory>)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+  # Prefixed with the executable, so `ctest -R ray_plugin` selects one plugin's tests.
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
 endfunction()
 

@@ -23,10 +23,14 @@ step "nats-server with JetStream on $GPUAAS_SERVER"
 nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$WORK/jetstream" >"$WORK/nats.log" 2>&1 & PIDS+=($!)
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/"$NATS_PORT") 2>/dev/null && break; sleep 0.1; done
 
-step "gpuaasd --policy policies/examples/two-teams.yaml (admin on $ADMIN)"
-"$B/bin/gpuaasd" --policy policies/examples/two-teams.yaml --admin "$ADMIN" >"$WORK/gpuaasd.log" 2>&1 & PIDS+=($!)
+step "gpuaasd --policy policies/examples/two-teams.yaml --plugins $B/plugins (admin on $ADMIN)"
+"$B/bin/gpuaasd" --policy policies/examples/two-teams.yaml --plugins "$B/plugins" --admin "$ADMIN" \
+  >"$WORK/gpuaasd.log" 2>&1 & PIDS+=($!)
 for _ in $(seq 100); do "$B/bin/gpuaasctl" state >/dev/null 2>&1 && break; sleep 0.1; done
-sed -n '1,12p' "$WORK/gpuaasd.log"
+sed -n '1,14p' "$WORK/gpuaasd.log"
+
+step "gpuaasctl plugins (the workload kinds the daemon understands)"
+"$B/bin/gpuaasctl" plugins
 
 step "gpuaasctl apply -f deploy/demo/cluster.yaml"
 "$B/bin/gpuaasctl" apply -f deploy/demo/cluster.yaml
@@ -62,6 +66,21 @@ for _ in $(seq 50); do
 done
 step "gpuaasctl state"
 "$B/bin/gpuaasctl" state
+
+step "what the plugins say each workload asks for"
+"$B/bin/gpuaasctl" state --json | python3 -c "$(cat <<'PY'
+import json, sys
+s = json.load(sys.stdin)
+for w in s["workloads"]:
+    d = w.get("demand")
+    if not d:
+        continue
+    sets = ", ".join("%s x%d (%s)" % (p["name"], p["count"], " ".join("%s=%s" % kv for kv in p["per_pod"].items()))
+                     for p in d["pod_sets"])
+    print("  %s %s/%s [%s, plugin %s, queue %s]: %s" % (w["kind"], w["namespace"], w["name"], w["state"],
+          w["plugin"], w["queue"] or "-", sets))
+PY
+)"
 
 step "per-GPU activity the daemon matched to nodes (from dcgm-exporter labels)"
 "$B/bin/gpuaasctl" state --json | python3 -c "$(cat <<'PY'

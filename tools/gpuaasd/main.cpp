@@ -14,6 +14,7 @@
 #include "gpuaas/core/logging.hpp"
 #include "gpuaas/core/policy_documents.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
+#include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
 namespace {
@@ -112,7 +113,20 @@ int main(int argc, char** argv) {
     spdlog::info("admin and /metrics on http://{}", admin_server->address());
   }
 
-  gpuaas::core::Daemon daemon(cfg, *bus, registry);
+  // Plugins give workload objects their meaning; a refused library is logged and counted, and the
+  // daemon goes on with the rest.
+  std::unique_ptr<gpuaas::core::PluginHost> plugin_host;
+  std::unique_ptr<gpuaas::core::PluginInterpreter> interpreter;
+  if (!cfg.plugins_dir.empty()) {
+    gpuaas::core::PluginHostOptions options;
+    options.config_json = cfg.plugin_config_json;
+    plugin_host = std::make_unique<gpuaas::core::PluginHost>(registry.get(), options);
+    auto refused = plugin_host->load_directory(cfg.plugins_dir);
+    spdlog::info("plugins from {}: {} loaded, {} refused", cfg.plugins_dir,
+                 plugin_host->plugins().size(), refused.size());
+    interpreter = std::make_unique<gpuaas::core::PluginInterpreter>(*plugin_host);
+  }
+  gpuaas::core::Daemon daemon(cfg, *bus, registry, interpreter.get());
   std::atomic<bool> stopping{false};
   std::mutex mu;
   std::condition_variable cv;

@@ -45,7 +45,8 @@ extern "C" {
 #define GPUAAS_PLUGIN_EXPORT
 #endif
 
-/* Return codes of every call. On an error, `out` holds a UTF-8 message instead of a result. */
+/* Return codes of every call. On an error, `out` holds a UTF-8 message instead of a result; an
+ * OK with empty output is an empty message. The host treats any other code as INTERNAL. */
 typedef int32_t gpuaas_rc;
 #define GPUAAS_RC_OK 0
 #define GPUAAS_RC_INVALID_INPUT 1 /* the object is malformed or lacks what the kind requires */
@@ -61,6 +62,9 @@ typedef int32_t gpuaas_rc;
 #define GPUAAS_CAP_ADMISSION (1ull << 2)     /* action(): ADMIT, SUSPEND */
 #define GPUAAS_CAP_SCALE_TO_ZERO (1ull << 3) /* action(): SCALE_TO_ZERO, SCALE_BACK */
 #define GPUAAS_CAP_ACTIVITY (1ull << 4)      /* activity() */
+/* Every capability ABI 1.0 knows; a bit outside it is refused. */
+#define GPUAAS_CAP_KNOWN_1_0 (GPUAAS_CAP_DEMAND | GPUAAS_CAP_LIFECYCLE | GPUAAS_CAP_ADMISSION | \
+                              GPUAAS_CAP_SCALE_TO_ZERO | GPUAAS_CAP_ACTIVITY)
 
 /* What action() is asked for. */
 typedef int32_t gpuaas_action_kind;
@@ -76,7 +80,7 @@ typedef struct gpuaas_bytes {
 
 /* A kind the plugin handles, e.g. {"ray.io", "v1", "RayCluster"}. */
 typedef struct gpuaas_kind {
-  const char* group;
+  const char* group; /* "" (or NULL) for the core group */
   const char* version;
   const char* kind;
 } gpuaas_kind;
@@ -88,7 +92,8 @@ typedef struct gpuaas_plugin_api {
   uint32_t struct_size; /* sizeof(gpuaas_plugin_api) when the plugin was built */
 
   /* config: the plugin's typed configuration as JSON (may be empty). On failure *out is NULL
-   * and error holds the message, valid until the next create() on the same thread. */
+   * and error holds the message, valid until the next create() on the same thread; the host
+   * destroys nothing after a failed create(). */
   gpuaas_rc (*create)(gpuaas_bytes config, gpuaas_plugin** out, gpuaas_bytes* error);
   void (*destroy)(gpuaas_plugin* plugin);
 
@@ -112,7 +117,7 @@ typedef struct gpuaas_plugin_descriptor {
   uint32_t struct_size; /* sizeof(gpuaas_plugin_descriptor) when the plugin was built */
   uint32_t abi_major;
   uint32_t abi_minor;
-  const char* name;    /* unique, e.g. "ray" */
+  const char* name;    /* unique, e.g. "ray": 1-64 printable ASCII characters, no spaces */
   const char* version; /* semver of the plugin, e.g. "1.2.0" */
   const gpuaas_kind* kinds;
   uint32_t kind_count;
@@ -124,6 +129,10 @@ typedef struct gpuaas_plugin_descriptor {
 } gpuaas_plugin_descriptor;
 
 typedef const gpuaas_plugin_descriptor* (*gpuaas_plugin_descriptor_fn)(void);
+
+/* The entry point every plugin defines (GPUAAS_PLUGIN does it for C++ plugins); declared here so
+ * that the compiler checks its name and signature. */
+GPUAAS_PLUGIN_EXPORT const gpuaas_plugin_descriptor* gpuaas_plugin_get_descriptor(void);
 
 #ifdef __cplusplus
 }

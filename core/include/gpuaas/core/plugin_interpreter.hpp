@@ -1,0 +1,20 @@
+// The plugin host as the core's WorkloadInterpreter: demand and lifecycle of each workload object
+// from the plugin that claims its kind, and the plugin list for `gpuaasctl plugins`.
+#pragma once
+
+#include "gpuaas/core/plugin_host.hpp"
+#include "gpuaas/core/workload_interpreter.hpp"
+
+namespace gpuaas::core {
+
+class PluginInterpreter : public WorkloadInterpreter {
+ public:
+  explicit PluginInterpreter(PluginHost& host) : host_(host) {}
+  std::optional<WorkloadView> interpret(const KubeObject& object) override;
+  std::string plugins_json() const override;
+
+ private:
+  PluginHost& host_;
+};
+
+}  // namespace gpuaas::core
