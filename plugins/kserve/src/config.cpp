@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "gpuaas/plugin/config.hpp"
 #include "gpuaas/plugin/errors.hpp"
 
 namespace gpuaas::kserve {
@@ -11,11 +12,7 @@ Config parse_config(const plugin::Json& json) {
   if (!json.is_object()) throw plugin::InvalidInput("config: not a JSON object");
   for (const auto& [key, value] : json.items()) {
     if (key == "gpu_util_threshold") {
-      if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 100) {
-        throw plugin::InvalidInput("config: gpu_util_threshold: want a percentage 0..100, got " +
-                                   value.dump());
-      }
-      c.gpu_util_threshold = value.get<double>();
+      c.gpu_util_threshold = plugin::config_percentage(key, value);
     } else if (key == "default_deployment_mode") {
       if (!value.is_string()) {
         throw plugin::InvalidInput("config: default_deployment_mode: want a string, got " +
@@ -24,8 +21,7 @@ Config parse_config(const plugin::Json& json) {
       c.default_mode =
           parse_deployment_mode(value.get<std::string>(), "config: default_deployment_mode");
     } else {
-      throw plugin::InvalidInput("config: unknown key \"" + key +
-                                 "\" (known: gpu_util_threshold, default_deployment_mode)");
+      plugin::config_unknown(key, "gpu_util_threshold, default_deployment_mode");
     }
   }
   return c;

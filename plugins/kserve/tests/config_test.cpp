@@ -32,7 +32,7 @@ TEST(kserve_plugin_config, DefaultsAndKnownKeys) {
 }
 
 TEST(kserve_plugin_config, RefusesUnknownKeysAndWrongTypes) {
-  EXPECT_NE(refused(R"({"gpu_threshold": 5})").find("unknown key \"gpu_threshold\""),
+  EXPECT_NE(refused(R"({"gpu_threshold": 5})").find("unknown setting \"gpu_threshold\""),
             std::string::npos);
   EXPECT_NE(refused(R"({"gpu_util_threshold": "5"})").find("gpu_util_threshold"),
             std::string::npos);

@@ -1,6 +1,6 @@
-#include <cmath>
 #include <cstdint>
 
+#include "gpuaas/plugin/config.hpp"
 #include "kubeflow_training.hpp"
 
 namespace gpuaas::kubeflow_training {
@@ -11,12 +11,7 @@ Config Config::parse(const Json& config) {
   if (!config.is_object()) throw plugin::InvalidInput("config: not a JSON object");
   for (const auto& [key, value] : config.items()) {
     if (key == "gpu_util_threshold") {
-      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0 ||
-          value.get<double>() > 100) {
-        throw plugin::InvalidInput("config/gpu_util_threshold: want a percentage 0..100, got " +
-                                   value.dump());
-      }
-      c.gpu_util_threshold = value.get<double>();
+      c.gpu_util_threshold = plugin::config_percentage(key, value);
     } else if (key == "trainjob_trainer_job") {
       if (!value.is_string() || value.get<std::string>().empty()) {
         throw plugin::InvalidInput("config/trainjob_trainer_job: want a replicated job name, got " +
@@ -32,9 +27,7 @@ Config Config::parse(const Json& config) {
       }
       c.trainjob_overrides = value.get<std::string>();
     } else {
-      throw plugin::InvalidInput("config/" + key +
-                                 ": unknown key (known: gpu_util_threshold, "
-                                 "trainjob_trainer_job, trainjob_overrides)");
+      plugin::config_unknown(key, "gpu_util_threshold, trainjob_trainer_job, trainjob_overrides");
     }
   }
   return c;

@@ -1,7 +1,7 @@
 // The plugin's configuration: every key is known, so a typo fails at create instead of being
 // silently ignored.
-#include <cmath>
 
+#include "gpuaas/plugin/config.hpp"
 #include "ray.hpp"
 
 namespace gpuaas::ray {
@@ -11,15 +11,9 @@ Config Config::parse(const Json& config) {
   for (const auto& [key, value] : config.items()) {
     const std::string where = "plugin configuration: " + key;
     if (key == "gpu_util_threshold") {
-      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0 ||
-          value.get<double>() > 100) {
-        throw plugin::InvalidInput(where + ": want a percentage from 0 to 100, got " +
-                                   value.dump());
-      }
-      c.gpu_util_threshold = value.get<double>();
+      c.gpu_util_threshold = plugin::config_percentage(key, value);
     } else if (key == "ray_metrics") {
-      if (!value.is_boolean()) throw plugin::InvalidInput(where + ": want true or false");
-      c.ray_metrics = value.get<bool>();
+      c.ray_metrics = plugin::config_flag(key, value);
     } else if (key == "ignored_tasks") {
       if (!value.is_array()) throw plugin::InvalidInput(where + ": want a list of task names");
       for (const auto& name : value) {
@@ -27,8 +21,7 @@ Config Config::parse(const Json& config) {
         c.ignored_tasks.push_back(name.get<std::string>());
       }
     } else {
-      throw plugin::InvalidInput("plugin configuration: unknown key \"" + key +
-                                 "\" (known: gpu_util_threshold, ray_metrics, ignored_tasks)");
+      plugin::config_unknown(key, "gpu_util_threshold, ray_metrics, ignored_tasks");
     }
   }
   return c;

@@ -32,7 +32,7 @@ TEST(RayConfig, UnknownKeysAndWrongTypesFailAtCreate) {
     FAIL();
   } catch (const CallFailed& e) {
     EXPECT_EQ(e.rc(), GPUAAS_RC_INVALID_INPUT);
-    EXPECT_NE(std::string(e.what()).find("unknown key \"gpu_util_treshold\""), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown setting \"gpu_util_treshold\""), std::string::npos);
   }
   EXPECT_THROW(FakeHost(gpuaas_plugin_get_descriptor, R"({"gpu_util_threshold": "5"})"),
                CallFailed);

@@ -1,5 +1,5 @@
-#include <cmath>
 
+#include "gpuaas/plugin/config.hpp"
 #include "notebook.hpp"
 
 namespace gpuaas::workbench {
@@ -10,14 +10,9 @@ Config Config::parse(const Json& config) {
   if (!config.is_object()) throw plugin::InvalidInput("config: not a JSON object");
   for (const auto& [key, value] : config.items()) {
     if (key == "gpu_util_threshold") {
-      if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0 ||
-          value.get<double>() > 100) {
-        throw plugin::InvalidInput("config: gpu_util_threshold: want a percentage 0..100, got " +
-                                   value.dump());
-      }
-      c.gpu_util_threshold = value.get<double>();
+      c.gpu_util_threshold = plugin::config_percentage(key, value);
     } else {
-      throw plugin::InvalidInput("config: unknown key \"" + key + "\" (known: gpu_util_threshold)");
+      plugin::config_unknown(key, "gpu_util_threshold");
     }
   }
   return c;

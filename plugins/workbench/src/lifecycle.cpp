@@ -8,17 +8,11 @@
 // that never comes up shows no use and is reclaimed as idle instead.
 #include <cstdint>
 
+#include "gpuaas/plugin/lifecycle.hpp"
 #include "notebook.hpp"
 
 namespace gpuaas::workbench {
 namespace {
-
-v1::WorkloadLifecycle state(v1::WorkloadLifecycle::State s, std::string reason) {
-  v1::WorkloadLifecycle l;
-  l.set_state(s);
-  l.set_reason(std::move(reason));
-  return l;
-}
 
 std::string string_field(const Json& o, const char* key, const std::string& where) {
   auto it = o.find(key);
@@ -48,25 +42,28 @@ v1::WorkloadLifecycle lifecycle(const plugin::Workload& w) {
                                " is above the int32 range");
   }
   if (w.has_annotation(kStopAnnotation)) {
-    if (ready > 0) return state(L::SUSPENDED, "stopping: kubeflow-resource-stopped is set");
-    return state(L::SUSPENDED, "stopped: kubeflow-resource-stopped is set");
+    if (ready > 0)
+      return plugin::lifecycle(L::SUSPENDED, "stopping: kubeflow-resource-stopped is set");
+    return plugin::lifecycle(L::SUSPENDED, "stopped: kubeflow-resource-stopped is set");
   }
-  if (ready >= 1) return state(L::RUNNING, "ready");
+  if (ready >= 1) return plugin::lifecycle(L::RUNNING, "ready");
 
   static const std::string kState = "/status/containerState";
   if (const Json* cs = w.find(kState); cs != nullptr && !cs->is_null()) {
     if (!cs->is_object()) throw plugin::InvalidInput(kState + ": not an object");
-    if (cs->contains("running")) return state(L::RUNNING, "container running");
+    if (cs->contains("running")) return plugin::lifecycle(L::RUNNING, "container running");
     if (auto it = cs->find("waiting"); it != cs->end() && it->is_object()) {
       std::string reason = string_field(*it, "reason", kState + "/waiting");
       if (reason.empty()) reason = "container waiting";
-      return state(L::PENDING, with_message(std::move(reason),
-                                            string_field(*it, "message", kState + "/waiting")));
+      return plugin::lifecycle(
+          L::PENDING,
+          with_message(std::move(reason), string_field(*it, "message", kState + "/waiting")));
     }
     if (auto it = cs->find("terminated"); it != cs->end() && it->is_object()) {
       std::string reason = string_field(*it, "reason", kState + "/terminated");
-      return state(L::PENDING, "container terminated" +
-                                   (reason.empty() ? "" : " (" + reason + ")") + ", restarting");
+      return plugin::lifecycle(
+          L::PENDING,
+          "container terminated" + (reason.empty() ? "" : " (" + reason + ")") + ", restarting");
     }
   }
   // Pod conditions copied onto the notebook: an unschedulable pod says why.
@@ -74,10 +71,11 @@ v1::WorkloadLifecycle lifecycle(const plugin::Workload& w) {
     for (const auto& c : *conds) {
       if (!c.is_object() || text(c, "status") == "True") continue;
       std::string reason = text(c, "reason");
-      if (!reason.empty()) return state(L::PENDING, with_message(reason, text(c, "message")));
+      if (!reason.empty())
+        return plugin::lifecycle(L::PENDING, with_message(reason, text(c, "message")));
     }
   }
-  return state(L::PENDING, "waiting for the notebook pod");
+  return plugin::lifecycle(L::PENDING, "waiting for the notebook pod");
 }
 
 }  // namespace gpuaas::workbench

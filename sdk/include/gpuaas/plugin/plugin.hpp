@@ -2,16 +2,17 @@
 //
 //   class MyPlugin {
 //    public:
-//     static constexpr gpuaas::plugin::Info info{"my-kind", "1.0.0", gpuaas::plugin::Stability::kAlpha};
-//     static constexpr gpuaas::plugin::Kind kinds[] = {{"example.com", "v1", "MyJob"}};
-//     explicit MyPlugin(const gpuaas::plugin::Json& config);          // or a default constructor
-//     gpuaas::v1::WorkloadDemand demand(const gpuaas::plugin::Workload& w);            // required
-//     gpuaas::v1::WorkloadLifecycle lifecycle(const gpuaas::plugin::Workload& w);      // optional
-//     gpuaas::plugin::Patch admit(const Workload&, const gpuaas::v1::ActionRequest&);  // with suspend
-//     gpuaas::plugin::Patch suspend(const Workload&, const gpuaas::v1::ActionRequest&);
-//     gpuaas::plugin::Patch scale_to_zero(const Workload&, const v1::ActionRequest&);   // with
-//     gpuaas::plugin::Patch scale_back(const Workload&, const v1::ActionRequest&);      // scale_back
-//     gpuaas::v1::WorkloadActivity activity(const Workload&, const gpuaas::plugin::Samples&);
+//     static constexpr gpuaas::plugin::Info info{"my-kind", "1.0.0",
+//     gpuaas::plugin::Stability::kAlpha}; static constexpr gpuaas::plugin::Kind kinds[] =
+//     {{"example.com", "v1", "MyJob"}}; explicit MyPlugin(const gpuaas::plugin::Json& config); //
+//     or a default constructor gpuaas::v1::WorkloadDemand demand(const gpuaas::plugin::Workload&
+//     w);            // required gpuaas::v1::WorkloadLifecycle lifecycle(const
+//     gpuaas::plugin::Workload& w);      // optional gpuaas::plugin::Patch admit(const Workload&,
+//     const gpuaas::v1::ActionRequest&);  // with suspend gpuaas::plugin::Patch suspend(const
+//     Workload&, const gpuaas::v1::ActionRequest&); gpuaas::plugin::Patch scale_to_zero(const
+//     Workload&, const v1::ActionRequest&);   // with gpuaas::plugin::Patch scale_back(const
+//     Workload&, const v1::ActionRequest&);      // scale_back gpuaas::v1::WorkloadActivity
+//     activity(const Workload&, const gpuaas::plugin::Samples&);
 //   };
 //   GPUAAS_PLUGIN(MyPlugin)
 //
@@ -75,19 +76,33 @@ constexpr bool is_semver(std::string_view v) {
 namespace detail {
 
 template <typename T>
-concept HasDemand = requires { &T::demand; };
+concept HasDemand = requires {
+  &T::demand;
+};
 template <typename T>
-concept HasLifecycle = requires { &T::lifecycle; };
+concept HasLifecycle = requires {
+  &T::lifecycle;
+};
 template <typename T>
-concept HasAdmit = requires { &T::admit; };
+concept HasAdmit = requires {
+  &T::admit;
+};
 template <typename T>
-concept HasSuspend = requires { &T::suspend; };
+concept HasSuspend = requires {
+  &T::suspend;
+};
 template <typename T>
-concept HasScaleToZero = requires { &T::scale_to_zero; };
+concept HasScaleToZero = requires {
+  &T::scale_to_zero;
+};
 template <typename T>
-concept HasScaleBack = requires { &T::scale_back; };
+concept HasScaleBack = requires {
+  &T::scale_back;
+};
 template <typename T>
-concept HasActivity = requires { &T::activity; };
+concept HasActivity = requires {
+  &T::activity;
+};
 
 template <typename T>
 concept DemandOk = requires(T& p, const Workload& w) {
@@ -125,12 +140,14 @@ constexpr uint64_t capabilities() {
 // Every rule of the SDK, each with the message an author reads when breaking it.
 template <typename T>
 constexpr bool check() {
-  static_assert(requires { T::info; },
-                "gpuaas plugin: declare `static constexpr gpuaas::plugin::Info info{name, version, "
-                "status};`");
-  static_assert(requires { T::kinds; },
-                "gpuaas plugin: declare `static constexpr gpuaas::plugin::Kind kinds[] = {{group, "
-                "version, kind}, ...};`");
+  static_assert(
+      requires { T::info; },
+      "gpuaas plugin: declare `static constexpr gpuaas::plugin::Info info{name, version, "
+      "status};`");
+  static_assert(
+      requires { T::kinds; },
+      "gpuaas plugin: declare `static constexpr gpuaas::plugin::Kind kinds[] = {{group, "
+      "version, kind}, ...};`");
   static_assert(is_semver(T::info.version),
                 "gpuaas plugin: info.version must be semver, MAJOR.MINOR.PATCH[-pre][+build]");
   static_assert(std::string_view(T::info.name).size() > 0, "gpuaas plugin: info.name is empty");
@@ -146,8 +163,9 @@ constexpr bool check() {
   static_assert(!HasLifecycle<T> || LifecycleOk<T>,
                 "gpuaas plugin: lifecycle must be callable as `gpuaas::v1::WorkloadLifecycle "
                 "lifecycle(const gpuaas::plugin::Workload&)`");
-  static_assert(HasAdmit<T> == HasSuspend<T>,
-                "gpuaas plugin: admission needs both admit() and suspend(); define both or neither");
+  static_assert(
+      HasAdmit<T> == HasSuspend<T>,
+      "gpuaas plugin: admission needs both admit() and suspend(); define both or neither");
   static_assert(!HasAdmit<T> || ActionsOk<T>,
                 "gpuaas plugin: admit and suspend must be callable as `gpuaas::plugin::Patch "
                 "admit(const gpuaas::plugin::Workload&, const gpuaas::v1::ActionRequest&)`");
@@ -170,8 +188,8 @@ constexpr bool check() {
 #include "gpuaas/plugin/detail/adapter.hpp"
 
 // Exports the plugin's entry point. Use once, in one source file of the plugin.
-#define GPUAAS_PLUGIN(Class)                                                           \
-  extern "C" GPUAAS_PLUGIN_EXPORT const gpuaas_plugin_descriptor*                      \
-  gpuaas_plugin_get_descriptor(void) {                                                 \
-    return ::gpuaas::plugin::detail::Adapter<Class>::descriptor();                     \
+#define GPUAAS_PLUGIN(Class)                                                                    \
+  extern "C" GPUAAS_PLUGIN_EXPORT const gpuaas_plugin_descriptor* gpuaas_plugin_get_descriptor( \
+      void) {                                                                                   \
+    return ::gpuaas::plugin::detail::Adapter<Class>::descriptor();                              \
   }

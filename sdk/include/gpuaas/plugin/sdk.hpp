@@ -1,7 +1,9 @@
 // The gpuaas plugin SDK: everything a plugin author includes.
 #pragma once
 
+#include "gpuaas/plugin/config.hpp"
 #include "gpuaas/plugin/errors.hpp"
+#include "gpuaas/plugin/lifecycle.hpp"
 #include "gpuaas/plugin/patch.hpp"
 #include "gpuaas/plugin/plugin.hpp"
 #include "gpuaas/plugin/pod_set.hpp"

@@ -20,8 +20,7 @@ namespace gpuaas::plugin::testing {
 // A call that returned an error code; rc() is the GPUAAS_RC_* value, what() the plugin's message.
 class CallFailed : public std::runtime_error {
  public:
-  CallFailed(gpuaas_rc rc, const std::string& message)
-      : std::runtime_error(message), rc_(rc) {}
+  CallFailed(gpuaas_rc rc, const std::string& message) : std::runtime_error(message), rc_(rc) {}
   gpuaas_rc rc() const { return rc_; }
 
  private:
@@ -61,8 +60,7 @@ std::string load_manifest(const std::string& path, std::string_view kind,
                           std::string_view name = {});
 
 // A sample for activity(): name{labels...} = value at Unix milliseconds `at_ms`.
-v1::MetricSample sample(std::string name,
-                        std::vector<std::pair<std::string, std::string>> labels, double value,
-                        int64_t at_ms = 0);
+v1::MetricSample sample(std::string name, std::vector<std::pair<std::string, std::string>> labels,
+                        double value, int64_t at_ms = 0);
 
 }  // namespace gpuaas::plugin::testing
