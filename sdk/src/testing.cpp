@@ -15,7 +15,8 @@ M reply(gpuaas_rc rc, gpuaas_bytes out, const char* what) {
   std::string text(out.data == nullptr ? "" : std::string(out.data, out.size));
   if (rc != GPUAAS_RC_OK) throw CallFailed(rc, text);
   M m;
-  if (!m.ParseFromString(text)) throw CallFailed(GPUAAS_RC_INTERNAL, std::string(what) + ": garbage reply");
+  if (!m.ParseFromString(text))
+    throw CallFailed(GPUAAS_RC_INTERNAL, std::string(what) + ": garbage reply");
   return m;
 }
 
@@ -37,6 +38,29 @@ FakeHost::FakeHost(gpuaas_plugin_descriptor_fn entry, std::string config_json)
 
 FakeHost::~FakeHost() {
   if (instance_ != nullptr) descriptor_->api->destroy(instance_);
+}
+
+std::string FakeHost::summary() const {
+  const gpuaas_plugin_descriptor& d = *descriptor_;
+  std::string s = std::string(d.name) + " " + d.version + " " + d.status + " abi " +
+                  std::to_string(d.abi_major) + "." + std::to_string(d.abi_minor) + " " +
+                  d.event_schema + " |";
+  for (uint32_t i = 0; i < d.kind_count; ++i) {
+    const gpuaas_kind& k = d.kinds[i];
+    std::string group = k.group == nullptr ? "" : k.group;
+    s += std::string(i == 0 ? " " : ", ") + (group.empty() ? "" : group + "/") + k.version + " " +
+         k.kind;
+  }
+  s += " |";
+  const std::pair<uint64_t, const char*> caps[] = {{GPUAAS_CAP_DEMAND, "demand"},
+                                                   {GPUAAS_CAP_LIFECYCLE, "lifecycle"},
+                                                   {GPUAAS_CAP_ADMISSION, "admission"},
+                                                   {GPUAAS_CAP_SCALE_TO_ZERO, "scale-to-zero"},
+                                                   {GPUAAS_CAP_ACTIVITY, "activity"}};
+  for (const auto& [bit, name] : caps) {
+    if ((d.capabilities & bit) != 0) s += std::string(" ") + name;
+  }
+  return s;
 }
 
 v1::WorkloadDemand FakeHost::demand(std::string_view object_json) {
@@ -109,9 +133,8 @@ std::string load_manifest(const std::string& path, std::string_view kind, std::s
                            (name.empty() ? "" : " named " + std::string(name)));
 }
 
-v1::MetricSample sample(std::string name,
-                        std::vector<std::pair<std::string, std::string>> labels, double value,
-                        int64_t at_ms) {
+v1::MetricSample sample(std::string name, std::vector<std::pair<std::string, std::string>> labels,
+                        double value, int64_t at_ms) {
   v1::MetricSample s;
   s.set_name(std::move(name));
   for (auto& [k, v] : labels) {

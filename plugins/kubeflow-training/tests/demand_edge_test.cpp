@@ -237,16 +237,10 @@ TEST(KubeflowTrainingConfig, KeysAreCheckedAtCreate) {
 
 TEST(KubeflowTrainingDescriptor, KindsAndCapabilities) {
   FakeHost host(gpuaas_plugin_get_descriptor);
-  const auto& d = host.descriptor();
-  EXPECT_STREQ(d.name, "kubeflow-training");
-  EXPECT_STREQ(d.version, "0.1.0");
-  EXPECT_STREQ(d.status, "stable");
-  ASSERT_EQ(d.kind_count, 5u);
-  EXPECT_STREQ(d.kinds[2].kind, "MPIJob");
-  EXPECT_STREQ(d.kinds[2].version, "v2beta1");
-  EXPECT_STREQ(d.kinds[4].group, "trainer.kubeflow.org");
-  EXPECT_EQ(d.capabilities,
-            GPUAAS_CAP_DEMAND | GPUAAS_CAP_LIFECYCLE | GPUAAS_CAP_ADMISSION | GPUAAS_CAP_ACTIVITY);
+  EXPECT_EQ(host.summary(),
+            "kubeflow-training 0.1.0 stable abi 1.0 gpuaas.v1 | kubeflow.org/v1 PyTorchJob, "
+            "kubeflow.org/v1 TFJob, kubeflow.org/v2beta1 MPIJob, kubeflow.org/v1 MPIJob, "
+            "trainer.kubeflow.org/v1alpha1 TrainJob | demand lifecycle admission activity");
   try {
     host.action(GPUAAS_ACTION_SCALE_TO_ZERO, pytorch(2).dump());
     ADD_FAILURE() << "scale to zero offered";

@@ -11,16 +11,9 @@ constexpr int64_t kMi = 1024LL * 1024;
 
 TEST(RayDescriptor, KindsAndCapabilities) {
   FakeHost host(gpuaas_plugin_get_descriptor);
-  const auto& d = host.descriptor();
-  EXPECT_STREQ(d.name, "ray");
-  EXPECT_STREQ(d.version, "0.1.0");
-  EXPECT_STREQ(d.status, "stable");
-  ASSERT_EQ(d.kind_count, 2u);
-  EXPECT_STREQ(d.kinds[0].group, "ray.io");
-  EXPECT_STREQ(d.kinds[0].kind, "RayCluster");
-  EXPECT_STREQ(d.kinds[1].kind, "RayJob");
-  EXPECT_EQ(d.capabilities, GPUAAS_CAP_DEMAND | GPUAAS_CAP_LIFECYCLE | GPUAAS_CAP_ADMISSION |
-                                GPUAAS_CAP_SCALE_TO_ZERO | GPUAAS_CAP_ACTIVITY);
+  EXPECT_EQ(host.summary(),
+            "ray 0.1.0 stable abi 1.0 gpuaas.v1 | ray.io/v1 RayCluster, ray.io/v1 RayJob | demand "
+            "lifecycle admission scale-to-zero activity");
 }
 
 TEST(RayConfig, UnknownKeysAndWrongTypesFailAtCreate) {
@@ -32,7 +25,8 @@ TEST(RayConfig, UnknownKeysAndWrongTypesFailAtCreate) {
     FAIL();
   } catch (const CallFailed& e) {
     EXPECT_EQ(e.rc(), GPUAAS_RC_INVALID_INPUT);
-    EXPECT_NE(std::string(e.what()).find("unknown setting \"gpu_util_treshold\""), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unknown setting \"gpu_util_treshold\""),
+              std::string::npos);
   }
   EXPECT_THROW(FakeHost(gpuaas_plugin_get_descriptor, R"({"gpu_util_threshold": "5"})"),
                CallFailed);

@@ -24,17 +24,9 @@ std::string invalid(FakeHost& host, const std::string& object) {
 
 TEST(WorkbenchDemand, DescriptorNamesBothVersionsAndEveryCapability) {
   FakeHost host(gpuaas_plugin_get_descriptor);
-  const auto& d = host.descriptor();
-  EXPECT_STREQ(d.name, "workbench");
-  EXPECT_STREQ(d.version, "0.1.0");
-  EXPECT_STREQ(d.status, "stable");
-  ASSERT_EQ(d.kind_count, 2u);
-  EXPECT_STREQ(d.kinds[0].group, "kubeflow.org");
-  EXPECT_STREQ(d.kinds[0].version, "v1");
-  EXPECT_STREQ(d.kinds[0].kind, "Notebook");
-  EXPECT_STREQ(d.kinds[1].version, "v1beta1");
-  EXPECT_EQ(d.capabilities, GPUAAS_CAP_DEMAND | GPUAAS_CAP_LIFECYCLE | GPUAAS_CAP_ADMISSION |
-                                GPUAAS_CAP_SCALE_TO_ZERO | GPUAAS_CAP_ACTIVITY);
+  EXPECT_EQ(host.summary(),
+            "workbench 0.1.0 stable abi 1.0 gpuaas.v1 | kubeflow.org/v1 Notebook, "
+            "kubeflow.org/v1beta1 Notebook | demand lifecycle admission scale-to-zero activity");
 }
 
 TEST(WorkbenchDemand, QueueAndPriorityFromKueueLabels) {

@@ -36,6 +36,10 @@ class FakeHost {
   FakeHost& operator=(const FakeHost&) = delete;
 
   const gpuaas_plugin_descriptor& descriptor() const { return *descriptor_; }
+  // The descriptor in one line, for one assertion:
+  // "ray 0.1.0 stable abi 1.0 gpuaas.v1 | ray.io/v1 RayCluster, ray.io/v1 RayJob | demand
+  // lifecycle"
+  std::string summary() const;
   bool has(uint64_t capability) const { return (descriptor_->capabilities & capability) != 0; }
 
   v1::WorkloadDemand demand(std::string_view object_json);
