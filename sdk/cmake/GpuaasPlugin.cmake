@@ -30,6 +30,8 @@ function(gpuaas_add_plugin name)
                                                    VISIBILITY_INLINES_HIDDEN ON
                                                    POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(${name}_objects PUBLIC gpuaas::plugin_sdk ${P_LIBS})
+  # Every plugin source parses the same heavy headers (JSON, protobuf): parse them once.
+  target_precompile_headers(${name}_objects PRIVATE <nlohmann/json.hpp> <gpuaas/v1/plugin.pb.h>)
 
   add_library(${name} MODULE $<TARGET_OBJECTS:${name}_objects>)
   target_link_libraries(${name} PRIVATE gpuaas::plugin_sdk ${P_LIBS})
