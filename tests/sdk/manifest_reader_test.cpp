@@ -100,5 +100,16 @@ TEST(ManifestReader, ReadsEveryPublishedSampleManifest) {
   EXPECT_GT(files, 20);
 }
 
+// The demo's own manifests must stay readable (the demo applies them).
+TEST(ManifestReader, ReadsTheDemoAndExampleManifests) {
+  namespace fs = std::filesystem;
+  fs::path repo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  for (const char* f : {"deploy/demo/cluster.yaml", "sdk/examples/simple-job/simplejob.yaml"}) {
+    auto r = read_manifests((repo / f).string());
+    ASSERT_TRUE(r.is_ok()) << f << ": " << r.status().message();
+    EXPECT_FALSE(r->empty()) << f;
+  }
+}
+
 }  // namespace
 }  // namespace gpuaas::kube
