@@ -9,7 +9,6 @@ namespace gpuaas::kserve {
 
 Config parse_config(const plugin::Json& json) {
   Config c;
-  if (!json.is_object()) throw plugin::InvalidInput("config: not a JSON object");
   for (const auto& [key, value] : json.items()) {
     if (key == "gpu_util_threshold") {
       c.gpu_util_threshold = plugin::config_percentage(key, value);

@@ -7,8 +7,6 @@ namespace gpuaas::kubeflow_training {
 
 Config Config::parse(const Json& config) {
   Config c;
-  if (config.is_null()) return c;
-  if (!config.is_object()) throw plugin::InvalidInput("config: not a JSON object");
   for (const auto& [key, value] : config.items()) {
     if (key == "gpu_util_threshold") {
       c.gpu_util_threshold = plugin::config_percentage(key, value);

@@ -6,8 +6,6 @@ namespace gpuaas::workbench {
 
 Config Config::parse(const Json& config) {
   Config c;
-  if (config.is_null()) return c;
-  if (!config.is_object()) throw plugin::InvalidInput("config: not a JSON object");
   for (const auto& [key, value] : config.items()) {
     if (key == "gpu_util_threshold") {
       c.gpu_util_threshold = plugin::config_percentage(key, value);
