@@ -1,0 +1,181 @@
+// The policy a platform team writes, as typed values: Kueue's own kinds (kueue.x-k8s.io/v1beta1
+// and v1beta2, same field names and defaults) plus gpuaas's (gpuaas.io/v1alpha1). Quantities are
+// milli-units like everywhere else in gpuaas; every object remembers where it was written so that
+// later checks and the daemon's messages can point at FILE:LINE:COLUMN.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuaas::policy {
+
+// Where something was written: 1-based line and column.
+struct SourceRef {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string str() const;  // "FILE:LINE:COLUMN"
+};
+
+using LabelMap = std::map<std::string, std::string>;
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule | PreferNoSchedule | NoExecute
+};
+
+struct Toleration {
+  std::string key;
+  std::string operator_ = "Equal";  // Equal | Exists
+  std::string value;
+  std::string effect;  // empty: every effect
+  std::optional<int64_t> toleration_seconds;
+  bool tolerates(const Taint& t) const;
+  std::string json() const;  // as a Kubernetes Toleration object
+};
+
+// metav1.LabelSelector. Kueue's ClusterQueue.namespaceSelector: absent matches no namespace,
+// {} matches every namespace.
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string operator_;  // In | NotIn | Exists | DoesNotExist
+  std::vector<std::string> values;
+};
+struct LabelSelector {
+  bool present = false;  // false: the field was absent (matches nothing)
+  LabelMap match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+  bool matches(const LabelMap& labels) const;
+};
+
+struct ResourceFlavor {
+  std::string name;
+  LabelMap node_labels;
+  std::vector<Taint> node_taints;
+  std::vector<Toleration> tolerations;  // added to admitted pods, as Kueue does
+  SourceRef at;
+};
+
+struct ResourceQuota {
+  std::string name;  // "nvidia.com/gpu", "cpu", "memory", ...
+  int64_t nominal_milli = 0;
+  std::optional<int64_t> borrowing_limit_milli;  // nullopt: unlimited within the cohort
+  std::optional<int64_t> lending_limit_milli;    // nullopt: all of the unused nominal quota
+  SourceRef at;
+};
+
+struct FlavorQuotas {
+  std::string flavor;
+  std::vector<ResourceQuota> resources;  // in coveredResources order
+  SourceRef at;
+};
+
+struct ResourceGroup {
+  std::vector<std::string> covered_resources;
+  std::vector<FlavorQuotas> flavors;  // tried in this order
+};
+
+enum class QueueingStrategy { kBestEffortFIFO, kStrictFIFO };
+enum class WithinClusterQueue { kNever, kLowerPriority, kLowerOrNewerEqualPriority };
+enum class ReclaimWithinCohort { kNever, kLowerPriority, kAny };
+enum class BorrowWithinCohort { kNever, kLowerPriority };
+enum class StopPolicy { kNone, kHold, kHoldAndDrain };
+// v1beta1 spells MayStopSearch as Borrow / Preempt; both mean "stop at the first flavor that
+// works this way".
+enum class FungibilityChoice { kMayStopSearch, kTryNextFlavor };
+
+struct PreemptionPolicy {
+  WithinClusterQueue within_cluster_queue = WithinClusterQueue::kNever;
+  ReclaimWithinCohort reclaim_within_cohort = ReclaimWithinCohort::kNever;
+  BorrowWithinCohort borrow_within_cohort = BorrowWithinCohort::kNever;
+  std::optional<int32_t> borrow_max_priority_threshold;
+};
+
+struct FlavorFungibility {
+  FungibilityChoice when_can_borrow = FungibilityChoice::kMayStopSearch;
+  FungibilityChoice when_can_preempt = FungibilityChoice::kTryNextFlavor;
+};
+
+struct ClusterQueue {
+  std::string name;
+  std::string cohort;  // spec.cohort (v1beta1) or spec.cohortName (v1beta2); empty: none
+  LabelSelector namespace_selector;
+  QueueingStrategy queueing_strategy = QueueingStrategy::kBestEffortFIFO;
+  std::vector<ResourceGroup> resource_groups;
+  PreemptionPolicy preemption;
+  FlavorFungibility flavor_fungibility;
+  double fair_weight = 1.0;  // spec.fairSharing.weight
+  StopPolicy stop_policy = StopPolicy::kNone;
+  SourceRef at;
+};
+
+struct Cohort {
+  std::string name;
+  std::string parent;  // spec.parentName; empty: a root
+  std::vector<ResourceGroup> resource_groups;  // quota the cohort itself holds
+  double fair_weight = 1.0;
+  bool implicit = false;  // named by a ClusterQueue or a Cohort but not written
+  SourceRef at;
+};
+
+struct LocalQueue {
+  std::string namespace_;
+  std::string name;
+  std::string cluster_queue;
+  StopPolicy stop_policy = StopPolicy::kNone;
+  double fair_weight = 1.0;
+  SourceRef at;
+};
+
+struct WorkloadPriorityClass {
+  std::string name;
+  int32_t value = 0;
+  std::string description;
+  SourceRef at;
+};
+
+// gpuaas.io/v1alpha1 AdmissionPolicy: what Kueue's kinds cannot say. At most one per set.
+struct AdmissionPolicy {
+  std::string name;  // empty: none was written (the defaults below apply)
+  // Kueue's fair sharing (its configuration's fairSharing.enable): order and preempt across the
+  // ClusterQueues of a cohort by dominant resource share.
+  bool fair_sharing = false;
+  // Expected run time where the workload carries no gpuaas.io/expected-duration; the most
+  // specific match wins: LocalQueue ("ns/name"), ClusterQueue, workload kind, default.
+  std::chrono::seconds default_expected_duration{0};  // 0: unknown
+  std::map<std::string, std::chrono::seconds> expected_duration_by_kind;
+  std::map<std::string, std::chrono::seconds> expected_duration_by_cluster_queue;
+  std::map<std::string, std::chrono::seconds> expected_duration_by_local_queue;
+  // A workload admitted less than this long ago is never a preemption victim.
+  std::chrono::seconds preemption_protection{0};
+  // A preemptor waits this long after it first needed preemption before it preempts, so that a
+  // scale-out can make room first.
+  std::chrono::seconds preemption_delay{0};
+  // Placement: nodes scored per pod set before the best is taken (see docs/admission.md).
+  int placement_candidates = 16;
+  SourceRef at;
+};
+
+// One validated set of policy files, with references across them resolved.
+struct PolicySet {
+  std::vector<ResourceFlavor> flavors;
+  std::vector<Cohort> cohorts;  // written ones first, then implicit ones
+  std::vector<ClusterQueue> cluster_queues;
+  std::vector<LocalQueue> local_queues;
+  std::vector<WorkloadPriorityClass> priority_classes;
+  AdmissionPolicy admission;
+  std::vector<std::string> files;
+
+  const ResourceFlavor* flavor(const std::string& name) const;
+  const Cohort* cohort(const std::string& name) const;
+  const ClusterQueue* cluster_queue(const std::string& name) const;
+  const LocalQueue* local_queue(const std::string& namespace_, const std::string& name) const;
+  const WorkloadPriorityClass* priority_class(const std::string& name) const;
+};
+
+}  // namespace gpuaas::policy
