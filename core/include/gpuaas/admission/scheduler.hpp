@@ -1,0 +1,129 @@
+// The admission engine: queues workloads per ClusterQueue, reserves quota (Kueue's semantics:
+// cohorts, borrowing, lending, fair sharing, preemption), checks that the gang fits on Ready
+// nodes, holds work that would make an earlier deadline miss, and explains why a workload waits.
+//
+// Deterministic and incremental: the daemon reports changes (workloads, nodes, policy, time) and
+// asks for a pass after each event; a pass tries only what a change may have unblocked, and
+// admits every workload that fits, not one per queue. The same calls in the same order give the
+// same decisions. Nothing here reads a clock or knows the bus.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuaas/admission/node_index.hpp"
+#include "gpuaas/admission/workload.hpp"
+#include "gpuaas/policy/policy_set.hpp"
+
+namespace gpuaas::admission {
+
+// Kueue's vocabulary for why a workload is not admitted.
+namespace reason {
+inline constexpr const char* kPending = "Pending";
+inline constexpr const char* kInadmissible = "Inadmissible";
+inline constexpr const char* kWaitingForQuota = "WaitingForQuota";
+inline constexpr const char* kNoMatchingFlavor = "NoMatchingFlavor";
+inline constexpr const char* kExceedsMaxQuota = "ExceedsMaxQuota";
+inline constexpr const char* kWaitingForPreemptedWorkloads = "WaitingForPreemptedWorkloads";
+inline constexpr const char* kWaitingForNodes = "WaitingForNodes";  // quota yes, nodes no
+inline constexpr const char* kWaitingForPreemptionDelay = "WaitingForPreemptionDelay";
+inline constexpr const char* kHeldForDeadline = "HeldForDeadline";
+inline constexpr const char* kStopped = "Stopped";
+inline constexpr const char* kAdmitted = "Admitted";
+inline constexpr const char* kEvicting = "Evicting";
+}  // namespace reason
+
+struct Decision {
+  enum class Kind { kAdmit, kPreempt };
+  Kind kind = Kind::kAdmit;
+  std::string workload;  // WorkloadInfo::key
+  std::string cluster_queue;
+  std::string flavor;  // the flavor placement used (admit)
+  // Per pod set: its flavor per resource group merged (labels, tolerations) and its node count.
+  std::vector<int64_t> counts;   // admitted pod counts per pod set (partial admission)
+  policy::LabelMap node_labels;  // the assigned flavors' nodeLabels
+  std::vector<policy::Toleration> tolerations;  // the assigned flavors' tolerations
+  Placement placement;    // chosen nodes per pod set (a hint to the scheduler)
+  std::string rule;       // e.g. "admission/quota", "preemption/reclaimWithinCohort"
+  std::string reason;     // a sentence for a person
+  std::string preemptor;  // kPreempt: who needs the room
+  bool borrowing = false;
+};
+
+// Why a pending workload waits, and when it may start.
+struct Explanation {
+  bool known = false;
+  std::string state;    // Pending, Admitted, Evicting, Finished
+  std::string reason;   // Kueue's vocabulary (namespace reason)
+  std::string message;  // one sentence a person understands
+  std::string holder;   // "quota" or "placement" or "deadline" or "" — which check holds it
+  std::string cluster_queue;
+  std::string local_queue;                 // "namespace/name"
+  int64_t position_in_cluster_queue = -1;  // 0-based among pending; -1 when not pending
+  int64_t position_in_local_queue = -1;
+  std::optional<Time> estimated_start;  // from expected durations and capacity
+  std::optional<Time> deadline;
+  bool deadline_at_risk = false;  // cannot meet its deadline with the capacity at hand
+  int32_t priority = 0;
+};
+
+struct SchedulerStats {
+  uint64_t passes = 0;
+  uint64_t attempts = 0;
+  uint64_t admissions = 0;
+  uint64_t preemptions = 0;
+  uint64_t held_for_deadline = 0;
+  int64_t pending = 0;
+  int64_t admitted = 0;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(std::shared_ptr<const policy::PolicySet> policy);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Resource names interned for PodSetRequest::per_pod and NodeInfo amounts.
+  NameIndex& resources();
+
+  // A new policy set: admitted workloads keep their reservation (even above a smaller quota),
+  // pending ones are queued again under the new queues.
+  void set_policy(std::shared_ptr<const policy::PolicySet> policy, Time now);
+  const policy::PolicySet& policy() const;
+
+  void upsert_node(const NodeInfo& node, Time now);
+  void remove_node(const std::string& name, Time now);
+  // Labels of a namespace for ClusterQueue namespaceSelectors (by default a namespace has only
+  // kubernetes.io/metadata.name=<name>, as the API server sets it).
+  void set_namespace_labels(const std::string& namespace_, policy::LabelMap labels, Time now);
+
+  // A workload appeared or changed; its observed state drives the rest: waiting ones queue,
+  // finished ones return their quota, running ones we did not admit are counted as admitted.
+  void upsert_workload(WorkloadInfo workload, Time now);
+  // Deleted: its quota returns at once.
+  void remove_workload(const std::string& key, Time now);
+
+  // Tries what the changes since the last pass may have unblocked; every workload that fits is
+  // admitted in this pass. Decisions are in the order they were made.
+  std::vector<Decision> schedule(Time now);
+
+  Explanation explain(const std::string& key, Time now) const;
+  // Pending workloads that cannot meet their deadline with the capacity at hand (for scale-out).
+  std::vector<std::string> deadlines_at_risk(Time now) const;
+  // Keys of the workloads whose status (reason or admission) changed since the last call.
+  std::vector<std::string> take_status_changes();
+
+  const SchedulerStats& stats() const;
+  // Whether admitted usage stays within quota and node capacity (the property tests' oracle).
+  bool check_invariants(std::string* why = nullptr) const;
+  std::size_t bytes() const;  // memory held by queues and workloads, for the benchmark
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace gpuaas::admission

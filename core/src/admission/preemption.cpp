@@ -1,0 +1,205 @@
+// Preemption, as Kueue chooses victims: candidates from the preemptor's own ClusterQueue
+// (withinClusterQueue) and from ClusterQueues of its cohort that borrow (reclaimWithinCohort) or
+// hold lower-priority work while the preemptor borrows (borrowWithinCohort); ordered other
+// queues first, lower priority first, most recently admitted first; taken greedily until the
+// workload fits, then each is given back if the workload still fits without preempting it.
+// Beyond Kueue: a protection window (recently admitted work is never a victim) and a delay (a
+// scale-out may make room first). A workload never preempts the one that evicted it.
+#include <algorithm>
+
+#include "scheduler_state.hpp"
+
+namespace gpuaas::admission {
+namespace {
+
+struct Candidate {
+  uint32_t id = 0;
+  bool other_queue = false;
+  int32_t priority = 0;
+  int64_t admitted_ms = 0;
+  const char* rule = "";
+};
+
+}  // namespace
+
+bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
+                                   std::vector<Decision>& out) {
+  Entry& e = entries[id];
+  const auto& cq = policy->cluster_queues[static_cast<std::size_t>(e.cq)];
+  const auto& adm = policy->admission;
+  const auto& pre = cq.preemption;
+  auto uses_needed = [&](const Entry& w) {
+    for (const auto& u : w.usage)
+      for (const auto& n : a.usage)
+        if (u.fr == n.fr && u.milli > 0) return true;
+    return false;
+  };
+  std::optional<Time> unprotected_at;
+  auto eligible = [&](const Entry& w) {
+    if (w.state != EntryState::kAdmitted || !uses_needed(w)) return false;
+    if (e.evicted_by == w.info.key) return false;  // never preempt back: no loops
+    if (adm.preemption_protection.count() > 0 && w.admitted_at + adm.preemption_protection > now) {
+      const Time t = w.admitted_at + adm.preemption_protection;
+      if (!unprotected_at || t < *unprotected_at) unprotected_at = t;
+      return false;
+    }
+    return true;
+  };
+
+  std::vector<Candidate> cands;
+  if (pre.within_cluster_queue != policy::WithinClusterQueue::kNever) {
+    for (uint32_t w_id : cqs[static_cast<std::size_t>(e.cq)].admitted) {
+      const Entry& w = entries[w_id];
+      if (!eligible(w)) continue;
+      const bool lower = w.priority < e.priority;
+      const bool newer_equal =
+          pre.within_cluster_queue == policy::WithinClusterQueue::kLowerOrNewerEqualPriority &&
+          w.priority == e.priority && w.queued_at > e.queued_at;
+      if (lower || newer_equal)
+        cands.push_back({w_id, false, w.priority, w.admitted_at.time_since_epoch().count(),
+                         "preemption/withinClusterQueue"});
+    }
+  }
+  const bool fair = adm.fair_sharing;
+  const int64_t own_share = fair ? tree->dominant_resource_share(e.cq, a.usage) : 0;
+  if (tree->root_of(e.cq) >= 0) {
+    for (int c : tree->cluster_queues_under_root_of(e.cq)) {
+      if (c == e.cq) continue;
+      bool borrowing = false;
+      for (const auto& n : a.usage)
+        borrowing = borrowing || tree->usage(c, n.fr) > tree->nominal(c, n.fr);
+      const bool share_allows = !fair || tree->dominant_resource_share(c) > own_share;
+      for (uint32_t w_id : cqs[static_cast<std::size_t>(c)].admitted) {
+        const Entry& w = entries[w_id];
+        if (!eligible(w)) continue;
+        const char* rule = nullptr;
+        if (pre.reclaim_within_cohort != policy::ReclaimWithinCohort::kNever && borrowing &&
+            (pre.reclaim_within_cohort == policy::ReclaimWithinCohort::kAny ||
+             w.priority < e.priority)) {
+          rule = fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort";
+        } else if (pre.borrow_within_cohort == policy::BorrowWithinCohort::kLowerPriority &&
+                   w.priority < e.priority &&
+                   (!pre.borrow_max_priority_threshold ||
+                    w.priority <= *pre.borrow_max_priority_threshold)) {
+          rule = "preemption/borrowWithinCohort";
+        }
+        if (rule && share_allows)
+          cands.push_back({w_id, true, w.priority, w.admitted_at.time_since_epoch().count(), rule});
+      }
+    }
+  }
+  auto wake_later = [&] {
+    if (unprotected_at) wakeups.emplace(*unprotected_at, id);
+  };
+  if (cands.empty()) {
+    wake_later();
+    return false;
+  }
+  std::sort(cands.begin(), cands.end(), [&](const Candidate& x, const Candidate& y) {
+    if (x.other_queue != y.other_queue) return x.other_queue;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.admitted_ms != y.admitted_ms) return x.admitted_ms > y.admitted_ms;
+    return entries[x.id].info.key < entries[y.id].info.key;
+  });
+
+  const bool may_borrow = pre.borrow_within_cohort != policy::BorrowWithinCohort::kNever;
+  std::size_t other_victims = 0;
+  auto fits = [&] {
+    for (const auto& n : a.usage) {
+      if (n.milli > tree->available(e.cq, n.fr)) return false;
+      // Reclaiming from the cohort is for getting back nominal quota, not for borrowing more.
+      if (other_victims > 0 && !may_borrow && tree->would_borrow(e.cq, n.fr, n.milli)) return false;
+    }
+    return true;
+  };
+  std::vector<std::size_t> taken;  // indices into cands
+  for (std::size_t i = 0; i < cands.size() && !fits(); ++i) {
+    const Entry& w = entries[cands[i].id];
+    tree->add_usage(w.cq, w.usage, -1);
+    if (cands[i].other_queue) ++other_victims;
+    taken.push_back(i);
+  }
+  auto restore = [&](const std::vector<std::size_t>& list) {
+    for (std::size_t i : list)
+      tree->add_usage(entries[cands[i].id].cq, entries[cands[i].id].usage, +1);
+  };
+  if (!fits()) {
+    restore(taken);
+    wake_later();
+    return false;
+  }
+  // Minimal set: give back every victim the workload can do without, latest taken first.
+  std::vector<std::size_t> victims;
+  for (std::size_t k = taken.size(); k-- > 0;) {
+    const std::size_t i = taken[k];
+    const Entry& w = entries[cands[i].id];
+    if (k + 1 == taken.size()) {  // the last one taken made it fit: it stays a victim
+      victims.push_back(i);
+      continue;
+    }
+    tree->add_usage(w.cq, w.usage, +1);
+    if (cands[i].other_queue) --other_victims;
+    if (!fits()) {
+      tree->add_usage(w.cq, w.usage, -1);
+      if (cands[i].other_queue) ++other_victims;
+      victims.push_back(i);
+    }
+  }
+  // Placement with the victims gone: quota alone does not make room on nodes.
+  for (std::size_t i : victims) {
+    const Entry& w = entries[cands[i].id];
+    if (w.placement) nodes.commit(*w.placement, w.groups, -1);
+  }
+  Assignment after = assign(e, a.counts, true);
+  for (std::size_t i : victims) {
+    const Entry& w = entries[cands[i].id];
+    if (w.placement) nodes.commit(*w.placement, w.groups, +1);
+  }
+  restore(victims);
+  if (!((after.mode == Assignment::Mode::kFit || after.mode == Assignment::Mode::kBorrow) &&
+        after.placement)) {
+    set_status(e, reason::kWaitingForNodes,
+               "preempting would free quota, but the pods would still not fit on the nodes",
+               "placement");
+    return true;
+  }
+  if (adm.preemption_delay.count() > 0) {
+    if (!e.preemption_wanted_since) e.preemption_wanted_since = now;
+    const Time due = *e.preemption_wanted_since + adm.preemption_delay;
+    if (now < due) {
+      wakeups.emplace(due, id);
+      set_status(e, reason::kWaitingForPreemptionDelay,
+                 "would preempt " + std::to_string(victims.size()) +
+                     " workload(s); waiting until the preemption delay ends so that a scale-out "
+                     "can make room first",
+                 "quota");
+      return true;
+    }
+  }
+  std::sort(victims.begin(), victims.end());
+  for (std::size_t i : victims) {
+    Entry& w = entries[cands[i].id];
+    w.state = EntryState::kEvicting;
+    w.preemptor = id;
+    w.evicted_by = e.info.key;
+    e.victims.push_back(cands[i].id);
+    ++e.victims_in_flight;
+    ++stats.preemptions;
+    Decision d;
+    d.kind = Decision::Kind::kPreempt;
+    d.workload = w.info.key;
+    d.cluster_queue = tree->cluster_queue_name(w.cq);
+    d.rule = cands[i].rule;
+    d.preemptor = e.info.key;
+    d.reason = "preempted to make room for " + e.info.namespace_ + "/" + e.info.name +
+               " (priority " + std::to_string(e.priority) + ") in ClusterQueue " + cq.name +
+               " by rule " + d.rule;
+    set_status(w, reason::kEvicting, d.reason, "");
+    out.push_back(std::move(d));
+  }
+  set_status(e, reason::kWaitingForPreemptedWorkloads,
+             "preempting " + std::to_string(victims.size()) + " workload(s) to make room", "quota");
+  return true;
+}
+
+}  // namespace gpuaas::admission

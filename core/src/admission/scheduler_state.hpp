@@ -1,0 +1,140 @@
+// The scheduler's private state, shared by its parts (queueing, flavor assignment, preemption,
+// estimates). Workloads live in one vector of entries addressed by index; queues hold keys that
+// sort in admission order, so a pass walks only what it tries.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuaas/admission/node_index.hpp"
+#include "gpuaas/admission/quota_tree.hpp"
+#include "gpuaas/admission/scheduler.hpp"
+
+namespace gpuaas::admission {
+
+// Order within a ClusterQueue: priority (high first), earliest deadline, then queue time (FIFO).
+struct QueueKey {
+  int32_t neg_priority = 0;
+  int64_t deadline_ms = 0;  // INT64_MAX without a deadline
+  int64_t queued_ms = 0;
+  uint64_t seq = 0;  // arrival order breaks the remaining ties deterministically
+  uint32_t entry = 0;
+  auto operator<=>(const QueueKey&) const = default;
+};
+
+enum class EntryState { kPending, kAdmitted, kEvicting, kUnqueued, kFinished };
+
+// What flavor assignment found for one workload at its requested (or reduced) counts.
+struct Assignment {
+  enum class Mode { kNoFit = 0, kPreempt = 1, kBorrow = 2, kFit = 3 };
+  Mode mode = Mode::kNoFit;
+  FrAmounts usage;                 // quota it takes, per (flavor, resource)
+  std::vector<int> group_flavors;  // per resource group of the ClusterQueue (-1: unused)
+  int place_flavor = -1;           // the flavor placement runs on
+  std::vector<PodGroup> groups;    // pod groups with the flavors' selectors and tolerations
+  std::vector<int64_t> counts;
+  std::optional<Placement> placement;
+  const char* reason = reason::kPending;
+  std::string message;
+  std::string holder;  // "quota" | "placement"
+};
+
+struct Entry {
+  WorkloadInfo info;
+  EntryState state = EntryState::kUnqueued;
+  int cq = -1;
+  std::string local_queue;  // "namespace/name"
+  int32_t priority = 0;
+  uint64_t seq = 0;
+  QueueKey key;
+  Time queued_at{};
+  Seconds duration{0};  // expected duration, resolved with the policy's defaults; 0: unknown
+  // Admission.
+  FrAmounts usage;
+  std::vector<int> group_flavors;
+  std::vector<std::string> flavor_names;  // of group_flavors, across policy reloads
+  int place_flavor = -1;
+  std::vector<PodGroup> groups;
+  std::optional<Placement> placement;
+  std::vector<int64_t> counts;
+  Time admitted_at{};
+  std::size_t admitted_pos = 0;  // index in its ClusterQueue's admitted list
+  // Status.
+  const char* reason = reason::kPending;
+  std::string message;
+  std::string holder;
+  uint64_t tried_gen = 0;  // generation of its root when it last failed
+  std::optional<Time> preemption_wanted_since;
+  int victims_in_flight = 0;
+  std::string evicted_by;           // the preemptor that evicted it (never preempts it back)
+  std::vector<uint32_t> victims;    // evicting on its behalf
+  uint32_t preemptor = UINT32_MAX;  // kEvicting: who it makes room for
+  bool live = false;
+};
+
+struct CqState {
+  std::set<QueueKey> pending;
+  std::set<QueueKey> fresh;        // not tried since the last change that could help them
+  std::set<QueueKey> deadlined;    // pending ones with a deadline
+  bool retry_all = false;          // capacity changed: walk all pending again
+  std::vector<uint32_t> admitted;  // admitted or evicting entries
+  bool active = true;              // every flavor it names exists
+};
+
+struct Scheduler::State {
+  std::shared_ptr<const policy::PolicySet> policy;
+  NameIndex resources;
+  std::unique_ptr<QuotaTree> tree;
+  NodeIndex nodes{resources};
+  std::unordered_map<std::string, NodeInfo> node_info;
+  std::unordered_map<std::string, policy::LabelMap> namespace_labels;
+  std::unordered_map<std::string, int32_t> priority_values;
+  std::vector<Entry> entries;
+  std::vector<uint32_t> free_entries;
+  std::unordered_map<std::string, uint32_t> by_key;
+  std::vector<CqState> cqs;
+  std::vector<uint64_t> root_gen;         // per ClusterQueue: generation of the quota it shares
+  std::set<int> dirty;                    // ClusterQueues to look at in the next pass
+  std::multimap<Time, uint32_t> wakeups;  // entries to retry when a delay or protection ends
+  std::vector<uint32_t> unqueued;         // workloads whose LocalQueue is missing
+  std::set<std::string> status_changes;
+  uint64_t seq = 0;
+  SchedulerStats stats;
+  int gpu = -1;  // interned nvidia.com/gpu
+
+  // scheduler.cpp
+  uint32_t entry_of(const std::string& key) const;
+  void enqueue(uint32_t id, Time now);
+  void dequeue(uint32_t id);
+  void admit(uint32_t id, Assignment& a, Time now, const char* rule, std::vector<Decision>& out);
+  void release(uint32_t id, Time now);  // admitted or evicting: quota and nodes return
+  void capacity_changed(int cq);        // quota under its root may have freed
+  void capacity_changed_everywhere();
+  void set_status(Entry& e, const char* reason, std::string message, std::string holder);
+  void resolve(Entry& e);  // queue, priority, duration from the policy
+  bool try_entry(uint32_t id, Time now, std::vector<Decision>& out);
+
+  // flavor_assignment.cpp
+  // counts empty: the pod sets' own. force: take the preferred (else first) flavors whatever the
+  // quota says (to count what already runs). prefer: flavor names to keep where a group has them.
+  Assignment assign(const Entry& e, const std::vector<int64_t>& counts, bool placement,
+                    bool force = false, const std::vector<std::string>* prefer = nullptr) const;
+  Assignment assign_with_partial(const Entry& e) const;
+
+  // preemption.cpp
+  bool preempt_for(uint32_t id, Assignment& a, Time now, std::vector<Decision>& out);
+
+  // estimate.cpp
+  // When the workload could start if those ahead of it start first and the admitted ones end
+  // after their expected durations; `extra` is a hypothetical admission now (for deadlines).
+  std::optional<Time> estimate_start(const Entry& e, Time now, const FrAmounts* extra = nullptr,
+                                     Seconds extra_duration = Seconds{0}) const;
+  bool held_for_deadline(const Entry& e, const Assignment& a, Time now, std::string* why) const;
+};
+
+}  // namespace gpuaas::admission
