@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuaas::policy {
@@ -116,7 +117,7 @@ struct ClusterQueue {
 
 struct Cohort {
   std::string name;
-  std::string parent;  // spec.parentName; empty: a root
+  std::string parent;                          // spec.parentName; empty: a root
   std::vector<ResourceGroup> resource_groups;  // quota the cohort itself holds
   double fair_weight = 1.0;
   bool implicit = false;  // named by a ClusterQueue or a Cohort but not written
@@ -177,5 +178,20 @@ struct PolicySet {
   const LocalQueue* local_queue(const std::string& namespace_, const std::string& name) const;
   const WorkloadPriorityClass* priority_class(const std::string& name) const;
 };
+
+// Durations as Go writes them ("90s", "5m", "1h30m", "1.5h"): policy files and the
+// gpuaas.io/expected-duration annotation use the same syntax. nullopt: not a duration, negative,
+// or not a whole number of seconds.
+std::optional<std::chrono::seconds> parse_duration(std::string_view text);
+// The inverse for display: 5400s -> "1h30m", 0 -> "0s".
+std::string format_duration(std::chrono::seconds d);
+
+// Enum values as Kueue spells them (v1beta2 spelling for flavor fungibility).
+const char* to_string(QueueingStrategy v);
+const char* to_string(WithinClusterQueue v);
+const char* to_string(ReclaimWithinCohort v);
+const char* to_string(BorrowWithinCohort v);
+const char* to_string(StopPolicy v);
+const char* to_string(FungibilityChoice v);
 
 }  // namespace gpuaas::policy

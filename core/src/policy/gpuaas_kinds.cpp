@@ -1,0 +1,98 @@
+// gpuaas.io/v1alpha1 AdmissionPolicy: what Kueue's kinds cannot say (fair sharing switched on,
+// expected run times, preemption protection and delay, placement breadth).
+#include "parsed_set.hpp"
+
+namespace gpuaas::policy::detail {
+namespace {
+
+constexpr int64_t kMaxPlacementCandidates = 4096;
+
+// byKind / byClusterQueue / byLocalQueue: name -> duration; `keys` records where each was written.
+void read_duration_map(Reader& r, const Field& f, std::map<std::string, std::chrono::seconds>& to,
+                       std::map<std::string, SourceRef>* keys) {
+  for (const auto& [entry, text] : r.string_map(f)) {
+    auto d = r.duration(entry);
+    if (!d) continue;
+    to[entry.name] = *d;
+    if (keys != nullptr) (*keys)[entry.name] = r.at(entry.key);
+  }
+}
+
+void read_expected_duration(Reader& r, const Field& f, ParsedAdmissionPolicy& p) {
+  auto ef = r.fields(f, {{"default"}, {"byKind"}, {"byClusterQueue"}, {"byLocalQueue"}});
+  AdmissionPolicy& a = p.policy;
+  if (const auto* d = ef.get("default")) {
+    a.default_expected_duration = r.duration(*d).value_or(a.default_expected_duration);
+  }
+  if (const auto* by = ef.get("byKind"))
+    read_duration_map(r, *by, a.expected_duration_by_kind, nullptr);
+  if (const auto* by = ef.get("byClusterQueue")) {
+    read_duration_map(r, *by, a.expected_duration_by_cluster_queue, &p.cluster_queue_keys);
+  }
+  if (const auto* by = ef.get("byLocalQueue")) {
+    read_duration_map(r, *by, a.expected_duration_by_local_queue, &p.local_queue_keys);
+    for (const auto& [key, at] : p.local_queue_keys) {
+      size_t slash = key.find('/');
+      if (slash == std::string::npos || slash == 0 || slash + 1 == key.size() ||
+          key.find('/', slash + 1) != std::string::npos) {
+        r.error(at,
+                by->path + ": " + in_quotes(key) + " is not \"namespace/name\" of a LocalQueue");
+      }
+    }
+  }
+}
+
+void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
+  auto top = r.fields(doc.node, "", {{"apiVersion"}, {"kind"}, {"metadata"}, {"spec"}});
+  auto meta = read_metadata(r, doc, top, false);
+  ParsedAdmissionPolicy p;
+  AdmissionPolicy& a = p.policy;
+  a.name = meta.name;
+  a.at = meta.name_at;
+  Fields sf;
+  if (const auto* spec = top.get("spec")) {
+    sf = r.fields(*spec, {{"fairSharing"}, {"expectedDuration"}, {"preemption"}, {"placement"}});
+  }
+  if (const auto* fs = sf.get("fairSharing")) {
+    // Spelled as in Kueue's configuration, so its block can be copied here.
+    auto ff = r.fields(*fs, {{"enable"},
+                             {"preemptionStrategies", Use::kNotActedOn,
+                              "the fair-sharing preemption strategies cannot be chosen"}});
+    if (const auto* enable = ff.get("enable")) a.fair_sharing = r.boolean(*enable).value_or(false);
+  }
+  if (const auto* ed = sf.get("expectedDuration")) read_expected_duration(r, *ed, p);
+  if (const auto* pre = sf.get("preemption")) {
+    auto pf = r.fields(*pre, {{"protection"}, {"delay"}});
+    if (const auto* f = pf.get("protection")) {
+      a.preemption_protection = r.duration(*f).value_or(a.preemption_protection);
+    }
+    if (const auto* f = pf.get("delay"))
+      a.preemption_delay = r.duration(*f).value_or(a.preemption_delay);
+  }
+  if (const auto* placement = sf.get("placement")) {
+    auto pf = r.fields(*placement, {{"candidates"}});
+    if (const auto* f = pf.get("candidates")) {
+      if (auto v = r.integer(*f, 1, kMaxPlacementCandidates))
+        a.placement_candidates = static_cast<int>(*v);
+    }
+  }
+  if (meta.ok) out.admission_policies.push_back(std::move(p));
+}
+
+}  // namespace
+
+void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out) {
+  if (doc.version == "v1alpha1" && doc.kind == "AdmissionPolicy") {
+    return read_admission_policy(r, doc, out);
+  }
+  const YAML::Node kind = doc.node["kind"];
+  if (doc.version != "v1alpha1") {
+    r.error(r.at(doc.node["apiVersion"]), "unknown apiVersion gpuaas.io/" + doc.version +
+                                              " (gpuaas's policy kinds are gpuaas.io/v1alpha1)");
+    return;
+  }
+  r.error(r.at(kind), "unknown kind " + in_quotes(doc.kind) +
+                          " in gpuaas.io/v1alpha1 (policy kinds: AdmissionPolicy)");
+}
+
+}  // namespace gpuaas::policy::detail

@@ -1,0 +1,102 @@
+// Policy objects as parsed from each document, before the set is validated as a whole: they keep
+// where their references to other objects were written, so that a dangling one is reported there.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuaas/policy/policy_set.hpp"
+#include "yaml_reader.hpp"
+
+namespace gpuaas::policy::detail {
+
+struct ParsedClusterQueue {
+  ClusterQueue queue;
+  SourceRef cohort_at;
+};
+
+struct ParsedCohort {
+  Cohort cohort;
+  SourceRef parent_at;
+};
+
+struct ParsedLocalQueue {
+  LocalQueue queue;
+  SourceRef cluster_queue_at;
+};
+
+struct ParsedAdmissionPolicy {
+  AdmissionPolicy policy;
+  // Where each byClusterQueue / byLocalQueue key was written.
+  std::map<std::string, SourceRef> cluster_queue_keys;
+  std::map<std::string, SourceRef> local_queue_keys;
+};
+
+// A cohort named by a ClusterQueue's cohort or a Cohort's parentName, in document order: the
+// first one that names an unwritten Cohort creates it (implicitly, as Kueue does).
+struct CohortReference {
+  std::string name;
+  SourceRef at;
+};
+
+struct ParsedSet {
+  std::vector<std::string> files;
+  std::vector<ResourceFlavor> flavors;
+  std::vector<ParsedCohort> cohorts;
+  std::vector<ParsedClusterQueue> cluster_queues;
+  std::vector<ParsedLocalQueue> local_queues;
+  std::vector<WorkloadPriorityClass> priority_classes;
+  std::vector<ParsedAdmissionPolicy> admission_policies;
+  std::vector<CohortReference> cohort_references;
+  // A file could not be read or parsed: its objects are missing, so references to them would
+  // only repeat that error.
+  bool incomplete = false;
+};
+
+// One document's identity: apiVersion's version ("v1beta1"), kind and metadata.
+struct Document {
+  YAML::Node node;
+  std::string version;
+  std::string kind;
+};
+
+// kueue.x-k8s.io/v1beta1 and v1beta2 kinds (kueue_kinds.cpp).
+void parse_kueue_object(Reader& r, const Document& doc, ParsedSet& out);
+// gpuaas.io/v1alpha1 kinds (gpuaas_kinds.cpp).
+void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out);
+// Cross-object checks and the finished set (policy_validator.cpp).
+PolicySet validate_policy_set(ParsedSet& parsed, Diagnostics& diagnostics);
+
+// Shared by the kinds: metadata (name, and namespace when `namespaced`). Returns the name's
+// position in `name_at`; a missing or invalid name is an error.
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;
+  SourceRef name_at;
+  SourceRef namespace_at;
+  bool ok = false;
+};
+ObjectMeta read_metadata(Reader& r, const Document& doc, const Fields& top, bool namespaced);
+
+// Kueue's resourceGroups for a ClusterQueue or a Cohort (kueue_quota.cpp). `has_parent`: a
+// ClusterQueue's cohort or a Cohort's parent is set (borrowing and lending limits need one).
+struct QuotaContext {
+  bool has_parent = false;
+  const char* parent_field = "spec.cohort";  // as the document spells it, for messages
+  const char* parent_noun = "cohort";
+  bool lending_within_nominal = true;  // Kueue checks lendingLimit <= nominalQuota on queues only
+};
+std::vector<ResourceGroup> read_resource_groups(Reader& r, const Field& f, const QuotaContext& c);
+// spec.fairSharing: {weight}; 1.0 when absent.
+double read_fair_sharing(Reader& r, const Field* f);
+std::optional<StopPolicy> read_stop_policy(Reader& r, const Field& f);
+
+// Kubernetes' own types as Kueue embeds them (kube_types.cpp).
+LabelSelector read_label_selector(Reader& r, const Field& f);
+std::vector<Taint> read_taints(Reader& r, const Field& f);
+std::vector<Toleration> read_tolerations(Reader& r, const Field& f);
+
+}  // namespace gpuaas::policy::detail

@@ -1,0 +1,225 @@
+// Files to documents to typed objects: reads each file (a directory stands for its YAML files),
+// sends each document to its kind's reader by apiVersion, then validates the set as a whole.
+#include "gpuaas/policy/policy_loader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "parsed_set.hpp"
+
+namespace gpuaas::policy {
+
+std::string Diagnostic::str() const { return at.str() + ": " + message; }
+
+namespace detail {
+
+ObjectMeta read_metadata(Reader& r, const Document& doc, const Fields& top, bool namespaced) {
+  ObjectMeta m;
+  m.name_at = r.at(doc.node);
+  const auto* meta = top.get("metadata");
+  if (meta == nullptr) {
+    r.error(m.name_at, doc.kind + " has no metadata.name");
+    return m;
+  }
+  // What `kubectl get -o yaml` adds carries no policy: accepted and ignored.
+  auto mf = r.fields(*meta, {{"name"},
+                             {"namespace"},
+                             {"labels", Use::kIgnored},
+                             {"annotations", Use::kIgnored},
+                             {"uid", Use::kIgnored},
+                             {"resourceVersion", Use::kIgnored},
+                             {"generation", Use::kIgnored},
+                             {"creationTimestamp", Use::kIgnored},
+                             {"deletionTimestamp", Use::kIgnored},
+                             {"deletionGracePeriodSeconds", Use::kIgnored},
+                             {"finalizers", Use::kIgnored},
+                             {"ownerReferences", Use::kIgnored},
+                             {"managedFields", Use::kIgnored},
+                             {"generateName", Use::kIgnored},
+                             {"selfLink", Use::kIgnored}});
+  if (!mf.is_map()) return m;
+  if (const auto* name = mf.get("name")) {
+    if (auto s = r.string(*name)) {
+      m.name = *s;
+      m.name_at = r.at(*name);
+      m.ok = true;  // an ill-formed name is reported, but the object still takes part in checks
+      if (!is_dns_subdomain(m.name)) {
+        r.error(m.name_at, "metadata.name " + in_quotes(m.name) +
+                               " is not a valid name: lowercase letters, digits, '-' and '.', "
+                               "starting and ending with a letter or digit");
+      }
+    }
+  } else {
+    r.error(r.at(meta->key), "metadata.name is missing");
+  }
+  const auto* ns = mf.get("namespace");
+  if (namespaced) {
+    if (ns == nullptr) {
+      r.error(r.at(meta->key),
+              "metadata.namespace is missing: a " + doc.kind + " belongs to a namespace");
+    } else if (auto s = r.string(*ns)) {
+      m.namespace_ = *s;
+      m.namespace_at = r.at(*ns);
+      if (!is_dns_label(*s)) {
+        r.error(m.namespace_at,
+                "metadata.namespace " + in_quotes(*s) + " is not a valid namespace");
+      }
+    }
+  } else if (ns != nullptr) {
+    r.warning(r.at(ns->key), "metadata.namespace is ignored: a " + doc.kind + " is cluster-scoped");
+  }
+  return m;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void parse_document(Reader& r, const YAML::Node& node, ParsedSet& out) {
+  if (node.IsNull()) return;  // "---" with nothing after it
+  if (!node.IsMap()) {
+    r.error(r.at(node), "a policy document must be a mapping (apiVersion, kind, metadata, ...)");
+    return;
+  }
+  Document doc{node, "", ""};
+  const YAML::Node api = node["apiVersion"];
+  const YAML::Node kind = node["kind"];
+  if (!api.IsDefined() || !api.IsScalar() || api.Scalar().empty()) {
+    r.error(r.at(node), "apiVersion is missing");
+    return;
+  }
+  if (!kind.IsDefined() || !kind.IsScalar() || kind.Scalar().empty()) {
+    r.error(r.at(node), "kind is missing");
+    return;
+  }
+  doc.kind = kind.Scalar();
+  const std::string& api_version = api.Scalar();
+  const size_t slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  doc.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  if (group == "kueue.x-k8s.io") {
+    if (doc.version == "v1beta1" || doc.version == "v1beta2")
+      return parse_kueue_object(r, doc, out);
+    r.error(r.at(api), "apiVersion " + api_version +
+                           " is not supported: write kueue.x-k8s.io/v1beta1 or v1beta2");
+    return;
+  }
+  if (group == "gpuaas.io") return parse_gpuaas_object(r, doc, out);
+  r.error(r.at(kind), "kind " + doc.kind + " (" + api_version +
+                          ") is not a policy kind: policy files hold Kueue's kinds "
+                          "(kueue.x-k8s.io) and gpuaas.io/v1alpha1 AdmissionPolicy");
+}
+
+void parse_text(const std::string& file, const std::string& text, ParsedSet& out, Diagnostics& d) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    d.error({file, std::max(e.mark.line + 1, 1), std::max(e.mark.column + 1, 1)},
+            "YAML syntax error: " + e.msg);
+    out.incomplete = true;
+    return;
+  }
+  Reader r(file, d);
+  for (const auto& doc : docs) {
+    try {
+      parse_document(r, doc, out);
+    } catch (const YAML::Exception& e) {
+      // yaml-cpp throws on shapes the readers did not foresee; report, do not crash.
+      d.error({file, std::max(e.mark.line + 1, 1), std::max(e.mark.column + 1, 1)},
+              "cannot read this document: " + e.msg);
+      out.incomplete = true;
+    }
+  }
+}
+
+// Errors and warnings in file order, then line, then column; a file's own order is kept within.
+void sort_by_place(std::vector<Diagnostic>& v, const std::vector<std::string>& order) {
+  auto index = [&](const std::string& file) {
+    return std::find(order.begin(), order.end(), file) - order.begin();
+  };
+  std::stable_sort(v.begin(), v.end(), [&](const Diagnostic& a, const Diagnostic& b) {
+    auto ka = std::tuple(index(a.at.file), a.at.line, a.at.column);
+    auto kb = std::tuple(index(b.at.file), b.at.line, b.at.column);
+    return ka < kb;
+  });
+}
+
+LoadResult finish(ParsedSet& parsed, Diagnostics& d, const std::vector<std::string>& order) {
+  LoadResult result;
+  result.set = validate_policy_set(parsed, d);
+  sort_by_place(d.errors, order);
+  sort_by_place(d.warnings, order);
+  result.errors = std::move(d.errors);
+  result.warnings = std::move(d.warnings);
+  return result;
+}
+
+bool is_yaml_name(const fs::path& p) { return p.extension() == ".yaml" || p.extension() == ".yml"; }
+
+}  // namespace
+}  // namespace detail
+
+LoadResult parse_policy_texts(const std::vector<std::pair<std::string, std::string>>& texts) {
+  detail::ParsedSet parsed;
+  detail::Diagnostics d;
+  std::vector<std::string> order;
+  for (const auto& [file, text] : texts) {
+    order.push_back(file);
+    parsed.files.push_back(file);
+    detail::parse_text(file, text, parsed, d);
+  }
+  return detail::finish(parsed, d, order);
+}
+
+LoadResult load_policy_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  detail::ParsedSet parsed;
+  detail::Diagnostics d;
+  std::vector<std::string> order;
+  auto read = [&](const std::string& file) {
+    order.push_back(file);
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    if (in) text << in.rdbuf();
+    if (!in || in.bad()) {
+      d.error({file, 0, 0}, std::string("cannot read the file: ") + std::strerror(errno));
+      parsed.incomplete = true;
+      return;
+    }
+    parsed.files.push_back(file);
+    detail::parse_text(file, text.str(), parsed, d);
+  };
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      read(path);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->is_regular_file(ec) && detail::is_yaml_name(it->path())) {
+        found.push_back(it->path().string());
+      }
+    }
+    if (ec) {
+      order.push_back(path);
+      d.error({path, 0, 0}, "cannot list the directory: " + ec.message());
+      parsed.incomplete = true;
+      continue;
+    }
+    std::sort(found.begin(), found.end());
+    if (found.empty()) {
+      order.push_back(path);
+      d.warning({path, 0, 0}, "the directory holds no .yaml or .yml files");
+    }
+    for (const auto& file : found) read(file);
+  }
+  return detail::finish(parsed, d, order);
+}
+
+}  // namespace gpuaas::policy

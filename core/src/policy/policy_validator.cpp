@@ -1,0 +1,165 @@
+// The checks that need the whole set: names defined once per kind, references that resolve
+// across files, implicit Cohorts (Kueue creates a Cohort any ClusterQueue or Cohort names), and
+// Cohort trees without cycles.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "parsed_set.hpp"
+
+namespace gpuaas::policy::detail {
+namespace {
+
+// Keeps the first object of each key; later ones are errors pointing at the first.
+template <typename T, typename KeyOf, typename AtOf>
+std::vector<T> first_of_each(std::vector<T>& items, const char* kind, KeyOf key_of, AtOf at_of,
+                             Diagnostics& d) {
+  std::vector<T> kept;
+  std::map<std::string, SourceRef> first;
+  for (auto& item : items) {
+    auto [it, fresh] = first.emplace(key_of(item), at_of(item));
+    if (!fresh) {
+      d.error(at_of(item), std::string(kind) + " " + in_quotes(key_of(item)) +
+                               " is defined twice (first at " + it->second.str() + ")");
+      continue;
+    }
+    kept.push_back(std::move(item));
+  }
+  return kept;
+}
+
+void check_cycles(const std::vector<ParsedCohort>& cohorts, Diagnostics& d) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < cohorts.size(); ++i) index.emplace(cohorts[i].cohort.name, i);
+  auto parent_of = [&](size_t i) -> std::optional<size_t> {
+    auto it = index.find(cohorts[i].cohort.parent);
+    if (cohorts[i].cohort.parent.empty() || it == index.end()) return std::nullopt;
+    return it->second;
+  };
+  for (size_t i = 0; i < cohorts.size(); ++i) {
+    // Walk up from i; a cycle through i is reported once, at its first member in file order.
+    std::vector<size_t> chain = {i};
+    auto cur = parent_of(i);
+    while (cur && *cur != i && std::find(chain.begin(), chain.end(), *cur) == chain.end()) {
+      chain.push_back(*cur);
+      cur = parent_of(*cur);
+    }
+    if (!cur || *cur != i || *std::min_element(chain.begin(), chain.end()) != i) continue;
+    const auto& c = cohorts[i];
+    if (chain.size() == 1) {
+      d.error(c.parent_at, "Cohort " + in_quotes(c.cohort.name) + " names itself as its parent");
+      continue;
+    }
+    std::string path;
+    for (size_t m : chain) path += cohorts[m].cohort.name + " -> ";
+    d.error(c.parent_at, "Cohort parents form a cycle: " + path + c.cohort.name +
+                             " (Kueue stops every ClusterQueue in a cycle)");
+  }
+}
+
+void add_implicit_cohorts(const ParsedSet& p, std::vector<Cohort>& cohorts) {
+  std::set<std::string> known;
+  for (const auto& c : cohorts) known.insert(c.name);
+  for (const auto& ref : p.cohort_references) {
+    if (!known.insert(ref.name).second) continue;
+    Cohort c;
+    c.name = ref.name;
+    c.implicit = true;
+    c.at = ref.at;  // where it was first named
+    cohorts.push_back(std::move(c));
+  }
+}
+
+void check_flavor_references(const std::vector<ResourceGroup>& groups, const std::string& owner,
+                             const std::set<std::string>& flavors, Diagnostics& d) {
+  for (const auto& g : groups) {
+    for (const auto& f : g.flavors) {
+      if (!f.flavor.empty() && flavors.count(f.flavor) == 0) {
+        d.error(f.at,
+                owner + " names ResourceFlavor " + in_quotes(f.flavor) + ", which is not defined");
+      }
+    }
+  }
+}
+
+void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>& local_queues,
+                      const ParsedAdmissionPolicy* admission, Diagnostics& d) {
+  std::set<std::string> flavors;
+  for (const auto& f : set.flavors) flavors.insert(f.name);
+  for (const auto& cq : set.cluster_queues) {
+    check_flavor_references(cq.resource_groups, "ClusterQueue " + in_quotes(cq.name), flavors, d);
+  }
+  for (const auto& c : set.cohorts) {
+    check_flavor_references(c.resource_groups, "Cohort " + in_quotes(c.name), flavors, d);
+  }
+  for (const auto& lq : local_queues) {
+    const auto& q = lq.queue;
+    if (!q.cluster_queue.empty() && set.cluster_queue(q.cluster_queue) == nullptr) {
+      d.error(lq.cluster_queue_at, "LocalQueue " + in_quotes(q.namespace_ + "/" + q.name) +
+                                       " feeds ClusterQueue " + in_quotes(q.cluster_queue) +
+                                       ", which is not defined");
+    }
+  }
+  if (admission == nullptr) return;
+  for (const auto& [name, at] : admission->cluster_queue_keys) {
+    if (set.cluster_queue(name) == nullptr) {
+      d.error(at, "expectedDuration.byClusterQueue names ClusterQueue " + in_quotes(name) +
+                      ", which is not defined");
+    }
+  }
+  for (const auto& [key, at] : admission->local_queue_keys) {
+    size_t slash = key.find('/');
+    if (slash == std::string::npos) continue;  // already reported as malformed
+    if (set.local_queue(key.substr(0, slash), key.substr(slash + 1)) == nullptr) {
+      d.error(at, "expectedDuration.byLocalQueue names LocalQueue " + in_quotes(key) +
+                      ", which is not defined");
+    }
+  }
+}
+
+}  // namespace
+
+PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
+  PolicySet set;
+  set.files = p.files;
+  auto name_of = [](const auto& x) { return x.name; };
+  auto at_of = [](const auto& x) { return x.at; };
+  set.flavors = first_of_each(p.flavors, "ResourceFlavor", name_of, at_of, d);
+  auto cohorts = first_of_each(
+      p.cohorts, "Cohort", [](const ParsedCohort& c) { return c.cohort.name; },
+      [](const ParsedCohort& c) { return c.cohort.at; }, d);
+  auto cluster_queues = first_of_each(
+      p.cluster_queues, "ClusterQueue", [](const ParsedClusterQueue& q) { return q.queue.name; },
+      [](const ParsedClusterQueue& q) { return q.queue.at; }, d);
+  auto local_queues = first_of_each(
+      p.local_queues, "LocalQueue",
+      [](const ParsedLocalQueue& q) { return q.queue.namespace_ + "/" + q.queue.name; },
+      [](const ParsedLocalQueue& q) { return q.queue.at; }, d);
+  set.priority_classes =
+      first_of_each(p.priority_classes, "WorkloadPriorityClass", name_of, at_of, d);
+
+  const ParsedAdmissionPolicy* admission = nullptr;
+  for (const auto& a : p.admission_policies) {
+    if (admission == nullptr) {
+      admission = &a;
+      set.admission = a.policy;
+      continue;
+    }
+    d.error(a.policy.at, "AdmissionPolicy " + in_quotes(a.policy.name) +
+                             " is a second AdmissionPolicy; a policy set has one (" +
+                             in_quotes(admission->policy.name) + " is at " +
+                             admission->policy.at.str() + ")");
+  }
+
+  check_cycles(cohorts, d);
+  for (auto& c : cohorts) set.cohorts.push_back(std::move(c.cohort));
+  add_implicit_cohorts(p, set.cohorts);
+  for (auto& q : cluster_queues) set.cluster_queues.push_back(std::move(q.queue));
+  for (const auto& q : local_queues) set.local_queues.push_back(q.queue);
+
+  // A file that could not be read or parsed hides its objects; "not defined" would mislead.
+  if (!p.incomplete) check_references(set, local_queues, admission, d);
+  return set;
+}
+
+}  // namespace gpuaas::policy::detail
