@@ -5,6 +5,7 @@
 // lend; usage above a child's guaranteed (non-lendable) quota counts in the parent.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,11 +23,15 @@ class QuotaTree {
   int cluster_queue_count() const;
   int cluster_queue_index(const std::string& name) const;  // -1 when unknown
   const std::string& cluster_queue_name(int cq) const;
-  // Index of the root cohort above a ClusterQueue, or -1 when it has no cohort. ClusterQueues
-  // with the same root share quota; anything freed under a root may let any of them admit.
+  // Index (see cohort_name) of the root cohort above a ClusterQueue, or -1 when it has no
+  // cohort. ClusterQueues with the same root share quota; anything freed under a root may let
+  // any of them admit.
   int root_of(int cq) const;
-  // ClusterQueues under the same root cohort (just cq itself when it has none).
+  // ClusterQueues under the same root cohort, ascending (just cq itself when it has none).
   const std::vector<int>& cluster_queues_under_root_of(int cq) const;
+  // Cohorts: PolicySet::cohorts in order, then any named only by a reference.
+  int cohort_count() const;
+  const std::string& cohort_name(int cohort) const;
 
   int flavor_count() const;
   int flavor_index(const std::string& flavor) const;  // -1 when unknown
@@ -41,11 +46,17 @@ class QuotaTree {
   int64_t nominal(int cq, int fr) const;
   int64_t usage(int cq, int fr) const;
   // How much more the ClusterQueue may take of fr now: its unused guaranteed quota plus what its
-  // ancestors can lend, capped by borrowingLimits on the way up (Kueue's available()).
+  // ancestors can lend, capped by borrowingLimits on the way up (Kueue's available()). Not
+  // clamped: negative when usage exceeds quota (a new policy shrank it under admitted
+  // workloads); callers compare `request <= available`. A ClusterQueue whose resourceGroups do
+  // not name fr gets at most 0 of it: Kueue lends only what a ClusterQueue lists (even at 0).
   int64_t available(int cq, int fr) const;
-  // The same with no usage anywhere but the ClusterQueue's own: the most it could ever take
-  // (Kueue's potentialAvailable), to tell "never fits" (ExceedsMaxQuota) from "not now".
+  // The most the ClusterQueue could take of fr if nothing at all were in use, its own usage
+  // included (Kueue's potentialAvailable): `request > potential_available` means it never fits
+  // (ExceedsMaxQuota), whatever is released or preempted.
   int64_t potential_available(int cq, int fr) const;
+  // Whether the ClusterQueue's resourceGroups name fr (with any nominal quota, even 0).
+  bool covers(int cq, int fr) const;
   // Whether adding `milli` of fr would take the ClusterQueue above its nominal quota.
   bool would_borrow(int cq, int fr, int64_t milli) const;
   // Whether the ClusterQueue uses more than its nominal quota of anything.
@@ -55,19 +66,75 @@ class QuotaTree {
   void add_usage(int cq, const FrAmounts& amounts, int sign);
 
   // Kueue's fair sharing: the ClusterQueue's dominant resource share (0..., per mille, divided
-  // by its weight) if `extra` were added to its usage; 0 without a cohort or when not borrowing.
+  // by its weight, rounded up) if `extra` (may be negative) were added to its usage; 0 without
+  // a cohort or when not borrowing; INT64_MAX when it borrows with weight 0.
   int64_t dominant_resource_share(int cq, const FrAmounts& extra = {}) const;
+  // The same unrounded (+infinity for weight 0 when borrowing): Kueue orders and picks
+  // preemption targets by this value, so two shares that round alike still compare.
+  double precise_dominant_resource_share(int cq, const FrAmounts& extra = {}) const;
 
-  // Lending limits are respected: what a ClusterQueue lends is at most its lendingLimit. For the
-  // property tests: true when every node's usage stays within what it may take.
+  // For the property tests: true when every node's usage stays within what it may take (its
+  // subtree quota plus borrowingLimit; a root's, its subtree quota), no node lends its parent
+  // more than its lendingLimit, every ClusterQueue can still take its unused guaranteed quota,
+  // and cohort usage matches a recount from the ClusterQueues. False, by design, once usage
+  // exceeds quota (a shrunk policy under admitted workloads).
   bool check_invariants(std::string* why = nullptr) const;
 
  private:
-  struct Node;
-  std::vector<Node> nodes_;  // ClusterQueues first (index = cq), then cohorts
-  // Implementation detail sized by the .cpp.
-  struct Impl;
-  std::vector<int> dummy_;
+  static constexpr int64_t kNoLimit = INT64_MAX;
+  // Per (node, fr): the figures available() reads at each level on the way to the root.
+  struct Cell {
+    int64_t usage = 0;       // ClusterQueue: its own; Cohort: children's above their guarantees
+    int64_t guaranteed = 0;  // what a lendingLimit keeps from the parent
+    int64_t subtree = 0;     // own nominal plus what the children lend
+    int64_t cap = kNoLimit;  // subtree + borrowingLimit: the most the node may use
+  };
+  // Per (node, fr): what the policy fixed.
+  struct Quota {
+    int64_t nominal = 0;
+    int64_t borrowing_limit = kNoLimit;
+    int64_t lending_limit = kNoLimit;
+    int64_t potential = 0;  // potentialAvailable, fixed since it ignores usage
+    bool covered = false;   // named by the node's resourceGroups
+  };
+  struct Share {
+    bool borrowing = false;
+    double ratio = 0;  // unweighted, per mille of what the parent can lend
+  };
+
+  std::size_t at(int node, int fr) const {
+    return static_cast<std::size_t>(node) * static_cast<std::size_t>(fr_count_) +
+           static_cast<std::size_t>(fr);
+  }
+  Share share(int cq, const FrAmounts& extra) const;
+  std::string node_name(int node) const;
+  std::string fr_name(int fr) const;
+
+  // Nodes: ClusterQueues first (node = cq), then cohorts (node = cq_count + cohort).
+  int cq_count_ = 0;
+  int fr_count_ = 0;
+  int resource_count_ = 0;  // resources interned when built; later ones have no quota
+  NameIndex cq_names_;
+  NameIndex cohort_names_;
+  NameIndex flavor_names_;
+  std::vector<std::string> resource_names_;  // for messages
+  std::vector<int> parent_;                  // per node; -1 at a root
+  std::vector<Cell> cells_;                  // at(node, fr)
+  std::vector<Quota> quotas_;                // at(node, fr)
+  std::vector<int> fr_of_;                   // flavor * resource_count_ + resource
+  std::vector<int> fr_flavor_;
+  std::vector<int> fr_resource_;
+  // Per ClusterQueue: itself then its ancestors up to the root, in chain_.
+  std::vector<int> chain_begin_;  // cq_count_ + 1 offsets
+  std::vector<int> chain_;
+  // Per ClusterQueue: the frs it covers, by resource then flavor (one run per resource name).
+  std::vector<int> covered_begin_;  // cq_count_ + 1 offsets
+  std::vector<int> covered_;
+  std::vector<double> weight_;  // per ClusterQueue
+  std::vector<int> group_;      // per ClusterQueue: index into groups_
+  std::vector<std::vector<int>> groups_;
+  // Per cohort and resource: what fair sharing divides by (Kueue's calculateLendable).
+  std::vector<int64_t> lendable_;
 };
 
 }  // namespace gpuaas::admission
