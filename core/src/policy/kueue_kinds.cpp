@@ -274,8 +274,8 @@ void read_local_queue(Reader& r, const Document& doc, ParsedSet& out) {
     lq.cluster_queue = r.string(*cq).value_or("");
     p.cluster_queue_at = r.at(*cq);
   } else {
-    r.error(spec != nullptr ? r.at(spec->key) : meta.name_at,
-            "spec.clusterQueue is missing: a LocalQueue names the ClusterQueue it feeds");
+    r.missing(sf, spec != nullptr ? r.at(spec->key) : meta.name_at,
+              "spec.clusterQueue is missing: a LocalQueue names the ClusterQueue it feeds");
   }
   if (const auto* stop = sf.get("stopPolicy")) {
     lq.stop_policy = read_stop_policy(r, *stop).value_or(lq.stop_policy);
@@ -294,9 +294,9 @@ void read_priority_class(Reader& r, const Document& doc, ParsedSet& out) {
   if (const auto* value = top.get("value")) {
     if (auto v = r.integer(*value, INT32_MIN, INT32_MAX)) pc.value = static_cast<int32_t>(*v);
   } else {
-    r.error(meta.name_at,
-            "value is missing: a WorkloadPriorityClass gives its priority as a "
-            "top-level value (no spec)");
+    r.missing(top, meta.name_at,
+              "value is missing: a WorkloadPriorityClass gives its priority as a top-level value "
+              "(no spec)");
   }
   if (const auto* description = top.get("description")) {
     pc.description = r.string(*description).value_or("");

@@ -46,13 +46,13 @@ ResourceQuota read_resource_quota(Reader& r, const Field& item, const QuotaConte
       }
     }
   } else {
-    r.error(q.at, item.path + ".name is missing");
+    r.missing(f, q.at, item.path + ".name is missing");
   }
   bool nominal_ok = false;  // compare lendingLimit only with a nominalQuota that was read
   if (const auto* nominal = f.get("nominalQuota")) {
     if (auto v = non_negative_quantity(r, *nominal)) q.nominal_milli = *v, nominal_ok = true;
   } else {
-    r.error(q.at, item.path + ".nominalQuota is missing");
+    r.missing(f, q.at, item.path + ".nominalQuota is missing");
   }
   for (const char* limit : {"borrowingLimit", "lendingLimit"}) {
     const auto* lf = f.get(limit);
@@ -110,11 +110,11 @@ std::vector<ResourceGroup> read_resource_groups(Reader& r, const Field& f, const
         group.covered_resources.push_back(*s);
       }
     } else {
-      r.error(r.at(item), item.path + ".coveredResources is missing");
+      r.missing(gf, r.at(item), item.path + ".coveredResources is missing");
     }
     const auto* flavors = gf.get("flavors");
     if (flavors == nullptr) {
-      r.error(r.at(item), item.path + ".flavors is missing");
+      r.missing(gf, r.at(item), item.path + ".flavors is missing");
       groups.push_back(std::move(group));
       continue;
     }
@@ -140,11 +140,11 @@ std::vector<ResourceGroup> read_resource_groups(Reader& r, const Field& f, const
           }
         }
       } else {
-        r.error(fq.at, fi.path + ".name is missing");
+        r.missing(ff, fq.at, fi.path + ".name is missing");
       }
       const auto* resources = ff.get("resources");
       if (resources == nullptr) {
-        r.error(fq.at, fi.path + ".resources is missing");
+        r.missing(ff, fq.at, fi.path + ".resources is missing");
         group.flavors.push_back(std::move(fq));
         continue;
       }

@@ -54,7 +54,7 @@ ObjectMeta read_metadata(Reader& r, const Document& doc, const Fields& top, bool
       }
     }
   } else {
-    r.error(r.at(meta->key), "metadata.name is missing");
+    r.missing(mf, r.at(meta->key), "metadata.name is missing");
   }
   const auto* ns = mf.get("namespace");
   if (namespaced) {

@@ -122,6 +122,7 @@ Fields Reader::fields(const YAML::Node& node, const std::string& path,
                              [&](const FieldRule& r) { return name == r.name; });
     if (rule == rules.end()) {
       error(at(key), unknown_field_message(name, path, rules));
+      out.had_unknown_ = true;
       continue;
     }
     auto first =

@@ -58,12 +58,16 @@ class Fields {
   const std::string& path() const { return path_; }
   const YAML::Node& node() const { return node_; }
   bool is_map() const { return is_map_; }
+  // An unknown field was written here: a "missing" error for a required field would likely
+  // repeat the same mistake (a typo of its name).
+  bool had_unknown() const { return had_unknown_; }
 
  private:
   friend class Reader;
   std::string path_;
   YAML::Node node_;
   bool is_map_ = false;
+  bool had_unknown_ = false;
   std::vector<Field> fields_;
 };
 
@@ -78,6 +82,10 @@ class Reader {
   SourceRef at(const Field& f) const;
   void error(const SourceRef& at, std::string message) { diag_.error(at, std::move(message)); }
   void warning(const SourceRef& at, std::string message) { diag_.warning(at, std::move(message)); }
+  // A required field is absent from `in`: an error unless an unknown field already explains it.
+  void missing(const Fields& in, const SourceRef& at, std::string message) {
+    if (!in.had_unknown()) error(at, std::move(message));
+  }
   Diagnostics& diagnostics() { return diag_; }
 
   // The fields of `node` checked against `rules`: unknown and repeated fields are errors at
