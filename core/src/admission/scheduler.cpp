@@ -486,7 +486,9 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     bool strict = false;
   };
   std::vector<Cursor> cursors(s.cqs.size());
-  using HeadKey = std::tuple<int32_t, int64_t, int64_t, int64_t, int>;  // prio, share, dl, t, cq
+  // Kueue's order across ClusterQueues: what fits within nominal quota before what borrows, then
+  // priority, fair share, deadline, queue time.
+  using HeadKey = std::tuple<bool, int32_t, int64_t, int64_t, int64_t, int>;
   std::priority_queue<HeadKey, std::vector<HeadKey>, std::greater<>> heads;
   const bool fair = s.policy->admission.fair_sharing;
   auto push_head = [&](int c) {
@@ -503,7 +505,10 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     (void)q;
     const QueueKey& k = *cur.it;
     const int64_t share = fair ? s.tree->dominant_resource_share(c) : 0;
-    heads.emplace(k.neg_priority, share, k.deadline_ms, k.queued_ms, c);
+    // Only a ClusterQueue in a cohort can borrow: spare the others a flavor assignment.
+    const bool borrows = s.tree->root_of(c) >= 0 &&
+                         s.assign(s.entries[k.entry], {}, false).mode == Assignment::Mode::kBorrow;
+    heads.emplace(borrows, k.neg_priority, share, k.deadline_ms, k.queued_ms, c);
   };
   for (int c : s.dirty) {
     auto& q = s.cqs[static_cast<std::size_t>(c)];
@@ -518,7 +523,7 @@ std::vector<Decision> Scheduler::schedule(Time now) {
   s.dirty.clear();
 
   while (!heads.empty()) {
-    const int c = std::get<4>(heads.top());
+    const int c = std::get<5>(heads.top());
     heads.pop();
     auto& cur = cursors[static_cast<std::size_t>(c)];
     const QueueKey key = *cur.it;
