@@ -123,6 +123,12 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
       return ApplyOutcome::kUnknown;
     }
     tombstones_[key] = {obj.meta.uid, obj.meta.resource_version, at};
+    if (record_changes_) {
+      note(is_node ? ModelChange::Category::kNode
+                   : (is_pod ? ModelChange::Category::kPod : ModelChange::Category::kObject),
+           ChangeType::kDeleted, is_node ? obj.meta.name : key,
+           is_pod ? current->pod->node_name : std::string());
+    }
     if (is_pod) bind_pod(*current, -1);
     if (is_node) {
       nodes_.erase(obj.meta.name);
@@ -146,6 +152,18 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
       views_.insert_or_assign(key, std::move(*view));
     } else {
       views_.erase(key);
+    }
+  }
+  if (record_changes_) {
+    const ChangeType t = current == nullptr ? ChangeType::kAdded : ChangeType::kModified;
+    if (is_node) {
+      note(ModelChange::Category::kNode, t, obj.meta.name, {});
+    } else if (is_pod) {
+      if (current != nullptr && current->pod->node_name != obj.pod->node_name)
+        note(ModelChange::Category::kPod, t, key, current->pod->node_name);
+      note(ModelChange::Category::kPod, t, key, obj.pod->node_name);
+    } else {
+      note(ModelChange::Category::kObject, t, key, {});
     }
   }
   if (current != nullptr) {
@@ -224,6 +242,34 @@ std::map<std::string, GpuPool> ClusterModel::gpu_pools() const {
     if (r != req.end()) p.requested_milli += r->second;
   }
   return pools;
+}
+
+void ClusterModel::note(ModelChange::Category c, ChangeType t, const std::string& key,
+                        std::string node) {
+  changes_.push_back(ModelChange{c, t, key, std::move(node)});
+}
+
+const KubeObject* ClusterModel::object(const std::string& key) const {
+  auto it = workloads_.find(key);
+  return it == workloads_.end() ? nullptr : &it->second;
+}
+
+const KubeObject* ClusterModel::pod(const std::string& key) const {
+  auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+std::string ClusterModel::workload_of(const KubeObject& pod) const {
+  const ObjectMeta* m = &pod.meta;
+  for (int depth = 0; depth < 4 && m != nullptr && m->controller; ++depth) {
+    const OwnerRef& o = *m->controller;
+    ObjectMeta parent{o.api_version, o.kind, m->namespace_, o.name, {}, {}, {}, {}, {}, false};
+    std::string key = key_of(parent);
+    if (views_.count(key)) return key;
+    auto it = workloads_.find(key);
+    m = it == workloads_.end() ? nullptr : &it->second.meta;
+  }
+  return {};
 }
 
 std::vector<const KubeObject*> ClusterModel::pods_of(const ObjectMeta& w) const {

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
+
+#include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/event_applier.hpp"
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/state_view.hpp"
@@ -39,6 +42,10 @@ Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Re
       applier_(std::make_unique<EventApplier>(subjects_, config_.source, registry_.get())),
       counters_(std::make_unique<Counters>()) {
   model_.set_interpreter(interpreter);
+  if (!config_.policy_files.empty()) {
+    admission_ = std::make_unique<AdmissionController>(subjects_, config_.source, registry_.get());
+    model_.record_changes(true);
+  }
   if (registry_) {
     counters_->redeliveries =
         &telemetry::BuildCounter()
@@ -57,6 +64,7 @@ Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Re
 Daemon::~Daemon() {
   stop();
   if (ticker_.joinable()) ticker_.join();
+  if (policy_watcher_.joinable()) policy_watcher_.join();
   api_.clear();
 }
 
@@ -66,11 +74,16 @@ Status Daemon::start() {
     if (auto st = bus_.ensure_stream(*s); !st) return st;
   }
   if (auto st = recover(); !st) return st;
+  if (admission_) {
+    if (auto st = reload_policy(); !st) return st;
+  }
   auto consumer = bus_.open_consumer(consumer_settings(config_));
   if (!consumer) return consumer.status();
   consumer_ = std::move(consumer).value();
   serve_api();
   if (config_.tick_interval.count() > 0) ticker_ = std::thread([this] { tick_loop(); });
+  if (admission_ && config_.policy_watch_interval.count() > 0)
+    policy_watcher_ = std::thread([this] { policy_watch_loop(); });
   spdlog::info("gpuaasd intake ready on stream {} (consumer {}), {} events rebuilt the model",
                config_.events_stream.name, config_.intake.durable,
                counters_->stats.events_replayed);
@@ -105,6 +118,7 @@ Status Daemon::recover() {
 std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor,
                                 bool replay) {
   std::size_t applied = 0;
+  std::vector<std::pair<bus::Message, uint64_t>> output;  // actions and status, in order
   {
     std::unique_lock lock(model_mu_);
     IntakeStats& st = counters_->stats;
@@ -117,7 +131,12 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
         continue;
       }
       Delivery d{batch.subject(i), batch.data(i), std::nullopt, seq};
-      if (!applier_->apply(d, model_)) ++st.deadlettered;
+      if (!applier_->apply(d, model_)) {
+        ++st.deadlettered;
+      } else if (admission_) {
+        admission_->after_event(model_, applier_->last_event_id());
+        for (auto& m : admission_->take_output()) output.emplace_back(std::move(m), seq);
+      }
       ++applied;
       ++st.events_applied;
       if (replay) ++st.events_replayed;
@@ -133,6 +152,10 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
   for (auto& [msg, seq] : applier_->take_deadletters()) {
     if (seq != 0 && seq <= quiet_floor) continue;
     if (auto s = bus_.publish(msg); !s) spdlog::error("dead letter lost: {}", s.message());
+  }
+  for (auto& [msg, seq] : output) {
+    if (seq != 0 && seq <= quiet_floor) continue;
+    if (auto s = bus_.publish(msg); !s) spdlog::error("decision output lost: {}", s.message());
   }
   return applied;
 }
@@ -197,6 +220,68 @@ std::string Daemon::plugins_json() const {
   return in == nullptr ? R"({"plugins":[],"refused":[]})" : in->plugins_json();
 }
 
+std::string Daemon::explain_json(std::string_view workload) const {
+  std::shared_lock lock(model_mu_);
+  if (!admission_) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
+  return admission_->explain_json(workload, model_);
+}
+
+Status Daemon::reload_policy() {
+  if (!admission_) return Status::invalid("gpuaasd runs without --policy: nothing to reload");
+  auto text = policy_set_object(config_.policy_files);
+  if (!text) {
+    spdlog::error("policy refused, the running one stays:\n{}", text.status().message());
+    if (registry_) {
+      telemetry::BuildCounter()
+          .Name("gpuaas_policy_reloads_total")
+          .Help("Policy sets offered to the admission engine, by result.")
+          .Register(*registry_)
+          .Add({{"result", "refused"}})
+          .Increment();
+    }
+    return text.status();
+  }
+  {
+    std::shared_lock lock(model_mu_);
+    if (*text == admission_->policy_text() || *text == published_policy_) return Status::ok();
+  }
+  v1::Event ev = make_object_event(
+      ChangeType::kModified, *text, random_uuid(), config_.source,
+      std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()));
+  if (auto s = bus_.publish(encode_event(ev, subjects_.events("", kPolicySetKind))); !s) return s;
+  published_policy_ = *text;
+  spdlog::info("policy files published to the event stream ({} file(s))",
+               config_.policy_files.size());
+  return Status::ok();
+}
+
+// Polls the policy files' modification times: a change (or a file coming back) triggers a
+// reload. Wall clock only paces the polling; the reload itself is an event.
+void Daemon::policy_watch_loop() {
+  auto stamp = [this] {
+    std::string s;
+    for (const auto& f : config_.policy_files) {
+      std::error_code ec;
+      auto t = std::filesystem::last_write_time(f, ec);
+      s += ec ? std::string("-") : std::to_string(t.time_since_epoch().count());
+      s += ';';
+    }
+    return s;
+  };
+  std::string last = stamp();
+  std::unique_lock lock(tick_mu_);
+  while (!stopping_) {
+    if (tick_cv_.wait_for(lock, config_.policy_watch_interval, [this] { return stopping_.load(); }))
+      break;
+    std::string now = stamp();
+    if (now == last) continue;
+    last = now;
+    lock.unlock();
+    (void)reload_policy();
+    lock.lock();
+  }
+}
+
 void Daemon::serve_api() {
   auto serve = [this](const char* endpoint, std::string (Daemon::*answer)() const) {
     auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
@@ -209,6 +294,13 @@ void Daemon::serve_api() {
   };
   serve("state", &Daemon::state_json);
   serve("plugins", &Daemon::plugins_json);
+  auto sub = bus_.serve(subjects_.api("explain"), "gpuaasd",
+                        [this](const bus::Message& m) { return explain_json(m.data); });
+  if (sub) {
+    api_.push_back(std::move(sub).value());
+  } else {
+    spdlog::error("API explain: {}", sub.status().message());
+  }
 }
 
 // The only wall-clock read in the daemon: it becomes an event in the stream, and from there on it

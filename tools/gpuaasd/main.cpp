@@ -10,11 +10,11 @@
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/logging.hpp"
-#include "gpuaas/core/policy_documents.hpp"
-#include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
 namespace {
@@ -77,14 +77,12 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  auto policy = gpuaas::core::read_policy_documents(cfg.policy_files);
-  if (!policy) {
-    spdlog::error("policy: {}", policy.status().message());
-    return 1;
-  }
-  for (const auto& doc : *policy) {
-    spdlog::info("policy {}:{}: {} {}{}", doc.file, doc.line, doc.kind,
-                 doc.namespace_.empty() ? "" : doc.namespace_ + "/", doc.name);
+  // The policy set is checked whole before anything starts: a bad one is a startup error.
+  if (!cfg.policy_files.empty()) {
+    if (auto policy = gpuaas::core::policy_set_object(cfg.policy_files); !policy) {
+      spdlog::error("policy:\n{}", policy.status().message());
+      return 1;
+    }
   }
 
   std::unique_ptr<gpuaas::bus::Bus> bus;
@@ -134,7 +132,11 @@ int main(int argc, char** argv) {
     int sig = 0;
     while (sigwait(&signals, &sig) == 0) {
       if (sig == SIGHUP) {
-        spdlog::info("SIGHUP: nothing to reload yet");
+        if (cfg.policy_files.empty()) {
+          spdlog::info("SIGHUP: no policy files to reload");
+        } else if (auto s = daemon.reload_policy(); s) {
+          spdlog::info("SIGHUP: policy files checked");
+        }
         continue;
       }
       if (!stopping.exchange(true)) {

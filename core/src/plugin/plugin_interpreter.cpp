@@ -50,6 +50,13 @@ std::optional<WorkloadView> PluginInterpreter::interpret(const KubeObject& objec
   return view;
 }
 
+Result<v1::ActionSet> PluginInterpreter::act(const KubeObject& object, WorkloadAction action,
+                                             const v1::ActionRequest& request) {
+  WorkloadPlugin* p = host_.find(object.meta.api_version, object.meta.kind);
+  if (p == nullptr) return Status::not_found("no plugin handles " + object.meta.kind);
+  return p->action(static_cast<PluginAction>(action), object.json, request);
+}
+
 std::string PluginInterpreter::plugins_json() const {
   nlohmann::json plugins = nlohmann::json::array();
   for (const auto& info : host_.plugins()) {

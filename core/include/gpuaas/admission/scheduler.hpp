@@ -79,6 +79,21 @@ struct SchedulerStats {
   int64_t admitted = 0;
 };
 
+// One ClusterQueue's reservation, for status pages and metrics.
+struct ClusterQueueUsage {
+  struct Resource {
+    std::string flavor;
+    std::string resource;
+    int64_t nominal_milli = 0;
+    int64_t usage_milli = 0;
+  };
+  std::string name;
+  std::string cohort;
+  int64_t pending = 0;
+  int64_t admitted = 0;
+  std::vector<Resource> resources;
+};
+
 class Scheduler {
  public:
   explicit Scheduler(std::shared_ptr<const policy::PolicySet> policy);
@@ -117,6 +132,7 @@ class Scheduler {
   std::vector<std::string> take_status_changes();
 
   const SchedulerStats& stats() const;
+  std::vector<ClusterQueueUsage> cluster_queue_usage() const;
   // Whether admitted usage stays within quota and node capacity (the property tests' oracle).
   bool check_invariants(std::string* why = nullptr) const;
   std::size_t bytes() const;  // memory held by queues and workloads, for the benchmark

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,15 @@ struct ModelStats {
   uint64_t samples_recorded = 0;
 };
 
+// What an applied event changed, for those that follow the model incrementally (admission).
+struct ModelChange {
+  enum class Category { kNode, kPod, kObject };
+  Category category = Category::kObject;
+  ChangeType change = ChangeType::kModified;
+  std::string key;   // key_of for pods and objects; the name for nodes
+  std::string node;  // pods: the node the pod was or is bound to ("" when none)
+};
+
 // GPU totals of the nodes that share one GPU product (the flavor until policies name flavors).
 struct GpuPool {
   int nodes = 0;
@@ -44,6 +54,16 @@ struct GpuPool {
 
 class ClusterModel {
  public:
+  // Keeps a journal of applied changes until take_changes(); off by default (it costs a copy of
+  // each key).
+  void record_changes(bool on) { record_changes_ = on; }
+  std::vector<ModelChange> take_changes() { return std::exchange(changes_, {}); }
+  // The key of the workload (an object a plugin interprets) whose controller chain leads to the
+  // pod, or "" when none does.
+  std::string workload_of(const KubeObject& pod) const;
+  const KubeObject* object(const std::string& key) const;
+  const KubeObject* pod(const std::string& key) const;
+
   // Plugins' view of workload objects; without one, workloads are plain objects.
   void set_interpreter(WorkloadInterpreter* interpreter) { interpreter_ = interpreter; }
   WorkloadInterpreter* interpreter() const { return interpreter_; }
@@ -86,7 +106,11 @@ class ClusterModel {
   ApplyOutcome check_order(const KubeObject* current, const ObjectMeta& incoming) const;
   void bind_pod(const KubeObject& pod, int sign);
 
+  void note(ModelChange::Category c, ChangeType t, const std::string& key, std::string node);
+
   std::string key_buf_;
+  bool record_changes_ = false;
+  std::vector<ModelChange> changes_;
   EventTime now_{};
   ModelStats stats_;
   std::map<std::string, KubeObject> nodes_;           // by name, sorted for display

@@ -26,6 +26,7 @@ class Registry;
 namespace gpuaas::core {
 
 class EventApplier;
+class AdmissionController;
 
 class Daemon {
  public:
@@ -57,12 +58,20 @@ class Daemon {
   std::string state_json() const;
   // The loaded plugins as JSON (what `gpuaasctl plugins --json` prints).
   std::string plugins_json() const;
+  // Why a workload waits ("namespace/name"), as JSON (what `gpuaasctl explain --json` prints).
+  std::string explain_json(std::string_view workload) const;
+  // Reads the policy files again and, when they changed and are valid as a set, publishes them
+  // into the event stream, where the intake applies them in order (so a replay reloads at the
+  // same point). An invalid set is refused as a whole: logged, counted, the running one stays.
+  Status reload_policy();
   const DaemonConfig& config() const { return config_; }
 
  private:
   Status recover();
   void serve_api();
   void tick_loop();
+  void policy_watch_loop();
+  std::thread policy_watcher_;
   // Applies messages up to stream sequence `limit`; output of those at or below `quiet_floor`
   // is not published again (it was, before a restart).
   std::size_t apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor, bool replay);
@@ -75,6 +84,8 @@ class Daemon {
   mutable std::shared_mutex model_mu_;
   ClusterModel model_;
   std::unique_ptr<EventApplier> applier_;
+  std::unique_ptr<AdmissionController> admission_;
+  std::string published_policy_;  // the PolicySet text this process last published
   std::unique_ptr<Counters> counters_;
   std::unique_ptr<bus::Consumer> consumer_;
   std::vector<std::unique_ptr<bus::Subscription>> api_;

@@ -28,6 +28,8 @@ struct DaemonConfig {
   std::string server = "nats://127.0.0.1:4222";  // or "embedded"
   std::string subject_root = "gpuaas";           // subjects <root>.v1.*
   std::vector<std::string> policy_files;
+  // How often policy files are checked for changes (0: only on SIGHUP / reload_policy()).
+  std::chrono::milliseconds policy_watch_interval{2000};
   std::string plugins_dir;
   // Each plugin's configuration (by plugin name) as JSON, from `pluginConfig` in the file.
   std::map<std::string, std::string> plugin_config_json;

@@ -39,6 +39,8 @@ class EventApplier {
 
   // Applies the message, or queues a dead letter for it. Returns true when applied.
   bool apply(const Delivery& d, ClusterModel& model);
+  // The id of the event last given to apply() ("" when its envelope did not decode).
+  std::string_view last_event_id() const { return event_id_; }
   // Dead letters queued since the last call with the stream sequence of their input.
   std::vector<std::pair<bus::Message, uint64_t>> take_deadletters() {
     return std::exchange(deadletters_, {});

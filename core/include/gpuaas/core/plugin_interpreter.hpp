@@ -11,6 +11,8 @@ class PluginInterpreter : public WorkloadInterpreter {
  public:
   explicit PluginInterpreter(PluginHost& host) : host_(host) {}
   std::optional<WorkloadView> interpret(const KubeObject& object) override;
+  Result<v1::ActionSet> act(const KubeObject& object, WorkloadAction action,
+                            const v1::ActionRequest& request) override;
   std::string plugins_json() const override;
 
  private:

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "gpuaas/base/status.hpp"
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/v1/plugin.pb.h"
 
@@ -19,11 +20,22 @@ struct WorkloadView {
   std::string error;  // why demand or lifecycle is missing (the plugin's message)
 };
 
+// What the core asks a workload's plugin to do (the values are GPUAAS_ACTION_*).
+enum class WorkloadAction { kAdmit = 1, kSuspend = 2, kScaleToZero = 3, kScaleBack = 4 };
+
 class WorkloadInterpreter {
  public:
   virtual ~WorkloadInterpreter() = default;
   // nullopt: no plugin handles the object's kind (it stays a plain object in the model).
   virtual std::optional<WorkloadView> interpret(const KubeObject& object) = 0;
+  // The patches that carry out `action` on the object (JSON merge patches from its plugin).
+  // not_found: no plugin handles the kind, or it does not declare the capability.
+  virtual Result<v1::ActionSet> act(const KubeObject& object, WorkloadAction action,
+                                    const v1::ActionRequest& request) {
+    (void)action;
+    (void)request;
+    return Status::not_found("no plugin acts on " + object.meta.kind);
+  }
   // The loaded plugins and the refused libraries as JSON (what `gpuaasctl plugins` prints).
   virtual std::string plugins_json() const = 0;
 };

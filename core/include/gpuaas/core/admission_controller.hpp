@@ -1,0 +1,59 @@
+// Admission in the daemon: follows the cluster model's changes into the admission engine
+// (gpuaas/admission/scheduler.hpp), runs a pass after every event, and turns decisions into
+// actions (the workload plugin's patches) and queue status for the bus. The policy set in force
+// is itself an event in the stream (a PolicySet object), so a replay reloads it at the same
+// point and decides the same.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuaas/base/status.hpp"
+#include "gpuaas/bus/message.hpp"
+#include "gpuaas/bus/subjects.hpp"
+#include "gpuaas/core/cluster_model.hpp"
+
+namespace gpuaas::telemetry {
+class Registry;
+}
+
+namespace gpuaas::core {
+
+// The object that carries a policy set through the event stream.
+inline constexpr const char* kPolicySetApiVersion = "gpuaas.io/v1alpha1";
+inline constexpr const char* kPolicySetKind = "PolicySet";
+inline constexpr const char* kPolicySetName = "active";
+
+// Reads the policy files and validates them together. ok: the PolicySet object JSON to publish.
+// Errors: one line each, FILE:LINE:COLUMN: message.
+Result<std::string> policy_set_object(const std::vector<std::string>& files);
+
+class AdmissionController {
+ public:
+  AdmissionController(bus::Subjects subjects, std::string source, telemetry::Registry* registry);
+  ~AdmissionController();
+  AdmissionController(const AdmissionController&) = delete;
+  AdmissionController& operator=(const AdmissionController&) = delete;
+
+  // After the model applied an event: feeds what changed to the engine, runs a pass, and queues
+  // actions and status messages caused by `event_id`.
+  void after_event(ClusterModel& model, std::string_view event_id);
+  std::vector<bus::Message> take_output();
+
+  // Whether a policy set is in force (without one, nothing is admitted or explained).
+  bool active() const;
+  // The PolicySet object text last applied (to tell whether the files changed).
+  const std::string& policy_text() const;
+  // `gpuaasctl explain`: the request is "namespace/name" (or a model key); JSON answer.
+  std::string explain_json(std::string_view request, const ClusterModel& model) const;
+  // The ClusterQueues with their usage and pending counts, for `gpuaasctl state`.
+  std::string queues_json(const ClusterModel& model) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuaas::core

@@ -1,0 +1,247 @@
+#include "admission_output.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "admission_inputs.hpp"
+#include "gpuaas/base/quantity.hpp"
+#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+
+EventTime to_event_time(admission::Time t) { return EventTime(t.time_since_epoch()); }
+
+json placement_json(const admission::Decision& d, const std::vector<std::string>& pod_sets) {
+  json sets = json::array();
+  for (std::size_t i = 0; i < d.placement.groups.size(); ++i) {
+    json nodes = json::object();
+    for (const auto& [node, count] : d.placement.groups[i].nodes) nodes[node] = count;
+    sets.push_back({{"podSet", i < pod_sets.size() ? pod_sets[i] : std::to_string(i)},
+                    {"count", i < d.counts.size() ? d.counts[i] : 0},
+                    {"nodes", std::move(nodes)}});
+  }
+  return {{"flavor", d.flavor}, {"podSets", std::move(sets)}};
+}
+
+// The plugin's first patch also carries the placement hint, as an annotation any scheduler
+// plugin or the bridge can read.
+void add_placement(v1::Action& a, const std::string& hint) {
+  json body = a.body_json().empty() ? json::object() : json::parse(a.body_json(), nullptr, false);
+  if (!body.is_object()) return;
+  body["metadata"]["annotations"][kPlacementAnnotation] = hint;
+  a.set_body_json(body.dump());
+}
+
+json explanation(const admission::Explanation& x) {
+  auto when = [](const std::optional<admission::Time>& t) -> json {
+    return t ? json(format_rfc3339(to_event_time(*t))) : json(nullptr);
+  };
+  return {{"state", x.state},
+          {"reason", x.reason},
+          {"message", x.message},
+          {"held_by", x.holder},
+          {"cluster_queue", x.cluster_queue},
+          {"local_queue", x.local_queue},
+          {"priority", x.priority},
+          {"position",
+           {{"cluster_queue",
+             x.position_in_cluster_queue < 0 ? json(nullptr) : json(x.position_in_cluster_queue)},
+            {"local_queue",
+             x.position_in_local_queue < 0 ? json(nullptr) : json(x.position_in_local_queue)}}},
+          {"estimated_start", when(x.estimated_start)},
+          {"deadline", when(x.deadline)},
+          {"deadline_at_risk", x.deadline_at_risk}};
+}
+
+}  // namespace
+
+AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Registry* r)
+    : subjects(std::move(s)), source(std::move(src)), registry(r) {
+  if (!registry) return;
+  auto& reloads = telemetry::BuildCounter()
+                      .Name("gpuaas_policy_reloads_total")
+                      .Help("Policy sets offered to the admission engine, by result.")
+                      .Register(*registry);
+  reloads_applied = &reloads.Add({{"result", "applied"}});
+  reloads_refused = &reloads.Add({{"result", "refused"}});
+  bad_annotations = &telemetry::BuildCounter()
+                         .Name("gpuaas_workload_annotation_errors_total")
+                         .Help("gpuaas.io/deadline or expected-duration values that do not parse.")
+                         .Register(*registry)
+                         .Add({});
+  action_errors = &telemetry::BuildCounter()
+                       .Name("gpuaas_admission_action_errors_total")
+                       .Help("Decisions whose plugin gave no patch (no plugin, or it failed).")
+                       .Register(*registry)
+                       .Add({});
+  decisions = &telemetry::BuildCounter()
+                   .Name("gpuaas_admission_decisions_total")
+                   .Help("Admission decisions, by kind (admit, preempt) and the rule that fired.")
+                   .Register(*registry);
+  wait_time = &telemetry::BuildHistogram()
+                   .Name("gpuaas_admission_wait_time_seconds")
+                   .Help("Event time from a workload's first event to its admission.")
+                   .Register(*registry);
+}
+
+void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event_id,
+                                     std::vector<admission::Decision> ds) {
+  const EventTime now = model.now();
+  std::size_t n = 0;
+  auto next_id = [&] { return std::string(event_id) + "/" + std::to_string(n++); };
+  for (const auto& d : ds) {
+    const KubeObject* obj = model.object(d.workload);
+    if (!obj) continue;
+    const bool admit = d.kind == admission::Decision::Kind::kAdmit;
+    if (decisions)
+      decisions->Add({{"kind", admit ? "admit" : "preempt"}, {"rule", d.rule}}).Increment();
+    if (admit) {
+      admitted.insert(d.workload);
+      if (wait_time) {
+        auto it = first_seen.find(d.workload);
+        const double waited =
+            it == first_seen.end()
+                ? 0.0
+                : std::chrono::duration<double>(to_event_time(it->second) - now).count() * -1.0;
+        wait_time
+            ->Add({{"cluster_queue", d.cluster_queue}}, telemetry::ExponentialBuckets(1, 4, 10))
+            .Observe(waited);
+      }
+    } else {
+      admitted.erase(d.workload);
+    }
+    v1::ActionRequest req;
+    for (const auto& [k, v] : d.node_labels) (*req.mutable_node_labels())[k] = v;
+    for (const auto& t : d.tolerations) req.add_tolerations_json(t.json());
+    req.set_flavor(d.flavor);
+    req.set_reason(d.reason);
+    set_time(*req.mutable_time(), now);
+    WorkloadInterpreter* in = model.interpreter();
+    auto set = in ? in->act(*obj, admit ? WorkloadAction::kAdmit : WorkloadAction::kSuspend, req)
+                  : Result<v1::ActionSet>(Status::not_found("no plugins are loaded"));
+    if (!set) {
+      spdlog::error("{} {}/{}: decision {} ({}) has no action: {}", obj->meta.kind,
+                    obj->meta.namespace_, obj->meta.name, admit ? "admit" : "preempt", d.rule,
+                    set.status().message());
+      if (action_errors) action_errors->Increment();
+      continue;
+    }
+    std::vector<std::string> pod_sets;
+    if (const auto* v = model.view_of(d.workload); v && v->demand)
+      for (const auto& ps : v->demand->pod_sets()) pod_sets.push_back(ps.name());
+    const std::string hint = admit ? placement_json(d, pod_sets).dump() : std::string();
+    bool first = true;
+    for (auto& a : *set->mutable_actions()) {
+      if (a.target().kind().empty()) {
+        auto* t = a.mutable_target();
+        t->set_api_version(obj->meta.api_version);
+        t->set_kind(obj->meta.kind);
+        t->set_namespace_(obj->meta.namespace_);
+        t->set_name(obj->meta.name);
+        t->set_uid(obj->meta.uid);
+      }
+      if (admit && first && a.operation() == v1::Action::MERGE_PATCH) {
+        add_placement(a, hint);
+        first = false;
+      }
+      a.set_rule(d.rule);
+      if (a.reason().empty()) a.set_reason(d.reason);
+      a.set_decision_id(next_id());
+      a.set_cause_event_id(std::string(event_id));
+      set_time(*a.mutable_time(), now);
+      output.push_back(encode_action(a, subjects.actions(obj->meta.namespace_, obj->meta.kind)));
+    }
+  }
+  // Queue status for dashboards: every workload whose reason changed.
+  for (const auto& key : scheduler->take_status_changes()) {
+    const KubeObject* obj = model.object(key);
+    if (!obj) continue;
+    const auto x =
+        scheduler->explain(key, std::chrono::time_point_cast<std::chrono::milliseconds>(now));
+    if (!x.known) continue;
+    v1::Event ev = make_event(next_id(), source, now);
+    ev.set_type("io.gpuaas.v1.queue.status");
+    auto* st = ev.mutable_queue()->mutable_workload_status();
+    auto* ref = st->mutable_workload();
+    ref->set_api_version(obj->meta.api_version);
+    ref->set_kind(obj->meta.kind);
+    ref->set_namespace_(obj->meta.namespace_);
+    ref->set_name(obj->meta.name);
+    ref->set_uid(obj->meta.uid);
+    st->set_state(x.state);
+    st->set_reason(x.reason);
+    st->set_message(x.message);
+    st->set_cluster_queue(x.cluster_queue);
+    st->set_local_queue(x.local_queue);
+    st->set_position(x.position_in_cluster_queue);
+    if (x.estimated_start)
+      set_time(*st->mutable_estimated_start(), to_event_time(*x.estimated_start));
+    output.push_back(encode_event(ev, subjects.status(obj->meta.namespace_, obj->meta.kind)));
+  }
+}
+
+std::string AdmissionController::explain_json(std::string_view request,
+                                              const ClusterModel& model) const {
+  const auto& s = *impl_;
+  if (!s.scheduler)
+    return json{{"error", "no policy is in force: admission is off (gpuaasd --policy FILE)"}}
+        .dump();
+  std::string key(request);
+  if (std::count(key.begin(), key.end(), '/') < 3) {
+    // "namespace/name": the queued workload of that name, whatever its kind.
+    const auto slash = key.find('/');
+    const std::string ns = slash == std::string::npos ? "" : key.substr(0, slash);
+    const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+    std::string found;
+    for (const auto& k : s.queued) {
+      const KubeObject* o = model.object(k);
+      if (o && o->meta.namespace_ == ns && o->meta.name == name) {
+        found = k;
+        break;
+      }
+    }
+    if (found.empty())
+      return json{{"error", "no queued workload " + std::string(request) +
+                                " (it needs the kueue.x-k8s.io/queue-name label and a plugin "
+                                "for its kind)"}}
+          .dump();
+    key = found;
+  }
+  const auto x = s.scheduler->explain(
+      key, std::chrono::time_point_cast<std::chrono::milliseconds>(model.now()));
+  if (!x.known) return json{{"error", "no queued workload " + key}}.dump();
+  json j = explanation(x);
+  if (const KubeObject* o = model.object(key)) {
+    j["workload"] = {{"kind", o->meta.kind},
+                     {"namespace", o->meta.namespace_},
+                     {"name", o->meta.name},
+                     {"key", key}};
+  }
+  return j.dump();
+}
+
+std::string AdmissionController::queues_json(const ClusterModel&) const {
+  json out = json::array();
+  if (!impl_->scheduler) return out.dump();
+  for (const auto& q : impl_->scheduler->cluster_queue_usage()) {
+    json res = json::array();
+    for (const auto& r : q.resources)
+      res.push_back({{"flavor", r.flavor},
+                     {"resource", r.resource},
+                     {"nominal", format_milli(r.nominal_milli)},
+                     {"usage", format_milli(r.usage_milli)}});
+    out.push_back({{"name", q.name},
+                   {"cohort", q.cohort},
+                   {"pending", q.pending},
+                   {"admitted", q.admitted},
+                   {"resources", std::move(res)}});
+  }
+  return out.dump();
+}
+
+}  // namespace gpuaas::core
