@@ -1,11 +1,12 @@
 // Preemption, as Kueue chooses victims: candidates from the preemptor's own ClusterQueue
-// (withinClusterQueue) and from ClusterQueues of its cohort that borrow (reclaimWithinCohort) or
-// hold lower-priority work while the preemptor borrows (borrowWithinCohort); ordered other
-// queues first, lower priority first, most recently admitted first; taken greedily until the
-// workload fits, then each is given back if the workload still fits without preempting it.
+// (withinClusterQueue) and from ClusterQueues of its cohort that borrow (reclaimWithinCohort;
+// the preemptor may itself borrow only while evicting lower-priority work, borrowWithinCohort);
+// ordered other queues first, lower priority first, most recently admitted first; taken greedily
+// until the workload fits, then each is given back if the workload still fits without it.
 // Beyond Kueue: a protection window (recently admitted work is never a victim) and a delay (a
 // scale-out may make room first). A workload never preempts the one that evicted it.
 #include <algorithm>
+#include <functional>
 
 #include "scheduler_state.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 struct Candidate {
   uint32_t id = 0;
   bool other_queue = false;
+  bool lets_borrow = true;  // the preemptor may borrow while evicting it (borrowWithinCohort)
   int32_t priority = 0;
   int64_t admitted_ms = 0;
   const char* rule = "";
@@ -46,6 +48,37 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
     return true;
   };
 
+  // Workloads already evicting under the same quota free it soon: count it as free now, so that
+  // a second preemptor does not evict more for room that is already coming (Kueue skips
+  // overlapping preemptions within a cycle for the same reason).
+  std::vector<uint32_t> in_flight;
+  for (int c : tree->cluster_queues_under_root_of(e.cq))
+    for (uint32_t w_id : cqs[static_cast<std::size_t>(c)].admitted)
+      if (entries[w_id].state == EntryState::kEvicting) in_flight.push_back(w_id);
+  auto shift_in_flight = [&](int sign) {
+    for (uint32_t w_id : in_flight) {
+      const Entry& w = entries[w_id];
+      tree->add_usage(w.cq, w.usage, sign);
+      if (w.placement) nodes.commit(*w.placement, w.groups, sign);
+    }
+  };
+  struct Restore {
+    std::function<void()> f;
+    ~Restore() { f(); }
+  } restore_in_flight{[&] { shift_in_flight(+1); }};
+  shift_in_flight(-1);
+  if (!in_flight.empty()) {
+    const Assignment coming = assign(e, a.counts, true);
+    if ((coming.mode == Assignment::Mode::kFit || coming.mode == Assignment::Mode::kBorrow) &&
+        coming.placement) {
+      set_status(e, reason::kWaitingForPreemptedWorkloads,
+                 "waits for " + std::to_string(in_flight.size()) +
+                     " preempted workload(s) to stop: the room they free is enough",
+                 "quota");
+      return true;
+    }
+  }
+
   std::vector<Candidate> cands;
   if (pre.within_cluster_queue != policy::WithinClusterQueue::kNever) {
     for (uint32_t w_id : cqs[static_cast<std::size_t>(e.cq)].admitted) {
@@ -56,35 +89,38 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
           pre.within_cluster_queue == policy::WithinClusterQueue::kLowerOrNewerEqualPriority &&
           w.priority == e.priority && w.queued_at > e.queued_at;
       if (lower || newer_equal)
-        cands.push_back({w_id, false, w.priority, w.admitted_at.time_since_epoch().count(),
+        cands.push_back({w_id, false, true, w.priority, w.admitted_at.time_since_epoch().count(),
                          "preemption/withinClusterQueue"});
     }
   }
   const bool fair = adm.fair_sharing;
   const int64_t own_share = fair ? tree->dominant_resource_share(e.cq, a.usage) : 0;
-  if (tree->root_of(e.cq) >= 0) {
+  if (tree->root_of(e.cq) >= 0 &&
+      pre.reclaim_within_cohort != policy::ReclaimWithinCohort::kNever) {
     for (int c : tree->cluster_queues_under_root_of(e.cq)) {
       if (c == e.cq) continue;
+      // As Kueue: quota is reclaimed only from ClusterQueues that borrow what the preemptor needs;
+      // one within its nominal quota keeps its workloads whatever borrowWithinCohort says.
       bool borrowing = false;
       for (const auto& n : a.usage)
         borrowing = borrowing || tree->usage(c, n.fr) > tree->nominal(c, n.fr);
-      const bool share_allows = !fair || tree->dominant_resource_share(c) > own_share;
+      if (!borrowing) continue;
+      if (fair && tree->dominant_resource_share(c) <= own_share) continue;
       for (uint32_t w_id : cqs[static_cast<std::size_t>(c)].admitted) {
         const Entry& w = entries[w_id];
+        if (pre.reclaim_within_cohort == policy::ReclaimWithinCohort::kLowerPriority &&
+            w.priority >= e.priority)
+          continue;
         if (!eligible(w)) continue;
-        const char* rule = nullptr;
-        if (pre.reclaim_within_cohort != policy::ReclaimWithinCohort::kNever && borrowing &&
-            (pre.reclaim_within_cohort == policy::ReclaimWithinCohort::kAny ||
-             w.priority < e.priority)) {
-          rule = fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort";
-        } else if (pre.borrow_within_cohort == policy::BorrowWithinCohort::kLowerPriority &&
-                   w.priority < e.priority &&
-                   (!pre.borrow_max_priority_threshold ||
-                    w.priority <= *pre.borrow_max_priority_threshold)) {
-          rule = "preemption/borrowWithinCohort";
-        }
-        if (rule && share_allows)
-          cands.push_back({w_id, true, w.priority, w.admitted_at.time_since_epoch().count(), rule});
+        // Fair sharing lets the preemptor borrow up to its share (the share test above).
+        const bool lets_borrow =
+            fair || (pre.borrow_within_cohort == policy::BorrowWithinCohort::kLowerPriority &&
+                     w.priority < e.priority &&
+                     (!pre.borrow_max_priority_threshold ||
+                      w.priority <= *pre.borrow_max_priority_threshold));
+        cands.push_back({w_id, true, lets_borrow, w.priority,
+                         w.admitted_at.time_since_epoch().count(),
+                         fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort"});
       }
     }
   }
@@ -102,29 +138,44 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
     return entries[x.id].info.key < entries[y.id].info.key;
   });
 
-  const bool may_borrow = pre.borrow_within_cohort != policy::BorrowWithinCohort::kNever;
-  std::size_t other_victims = 0;
+  // Victims from other queues that do not let the preemptor borrow: with any of them taken, the
+  // preemptor must fit within its nominal quota (reclaiming is for getting nominal quota back).
+  std::size_t strict_victims = 0;
+  auto would_borrow = [&] {
+    for (const auto& n : a.usage)
+      if (tree->would_borrow(e.cq, n.fr, n.milli)) return true;
+    return false;
+  };
   auto fits = [&] {
-    for (const auto& n : a.usage) {
+    for (const auto& n : a.usage)
       if (n.milli > tree->available(e.cq, n.fr)) return false;
-      // Reclaiming from the cohort is for getting back nominal quota, not for borrowing more.
-      if (other_victims > 0 && !may_borrow && tree->would_borrow(e.cq, n.fr, n.milli)) return false;
-    }
-    return true;
+    return strict_victims == 0 || !would_borrow();
   };
-  std::vector<std::size_t> taken;  // indices into cands
-  for (std::size_t i = 0; i < cands.size() && !fits(); ++i) {
+  auto take = [&](std::size_t i, int sign) {
     const Entry& w = entries[cands[i].id];
-    tree->add_usage(w.cq, w.usage, -1);
-    if (cands[i].other_queue) ++other_victims;
-    taken.push_back(i);
-  }
-  auto restore = [&](const std::vector<std::size_t>& list) {
-    for (std::size_t i : list)
-      tree->add_usage(entries[cands[i].id].cq, entries[cands[i].id].usage, +1);
+    tree->add_usage(w.cq, w.usage, -sign);
+    if (cands[i].other_queue && !cands[i].lets_borrow)
+      strict_victims = static_cast<std::size_t>(static_cast<int64_t>(strict_victims) + sign);
   };
-  if (!fits()) {
+  auto restore = [&](const std::vector<std::size_t>& list) {
+    for (std::size_t i : list) take(i, -1);
+  };
+  // Greedy in candidate order until the workload fits; then, if it did not, again with only the
+  // candidates that let it borrow (Kueue's borrowWithinCohort and own-queue heuristics).
+  std::vector<std::size_t> taken;  // indices into cands
+  bool any_strict = false;
+  for (const auto& c : cands) any_strict = any_strict || (c.other_queue && !c.lets_borrow);
+  for (int round = 0; round < (any_strict ? 2 : 1); ++round) {
+    for (std::size_t i = 0; i < cands.size() && !fits(); ++i) {
+      if (round == 1 && cands[i].other_queue && !cands[i].lets_borrow) continue;
+      take(i, +1);
+      taken.push_back(i);
+    }
+    if (fits()) break;
     restore(taken);
+    taken.clear();
+  }
+  if (taken.empty()) {
     wake_later();
     return false;
   }
@@ -132,19 +183,20 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   std::vector<std::size_t> victims;
   for (std::size_t k = taken.size(); k-- > 0;) {
     const std::size_t i = taken[k];
-    const Entry& w = entries[cands[i].id];
     if (k + 1 == taken.size()) {  // the last one taken made it fit: it stays a victim
       victims.push_back(i);
       continue;
     }
-    tree->add_usage(w.cq, w.usage, +1);
-    if (cands[i].other_queue) --other_victims;
+    take(i, -1);
     if (!fits()) {
-      tree->add_usage(w.cq, w.usage, -1);
-      if (cands[i].other_queue) ++other_victims;
+      take(i, +1);
       victims.push_back(i);
     }
   }
+  // Evicting other queues' work to borrow is borrowWithinCohort's doing, not reclaiming.
+  if (!fair && would_borrow())
+    for (std::size_t i : victims)
+      if (cands[i].other_queue) cands[i].rule = "preemption/borrowWithinCohort";
   // Placement with the victims gone: quota alone does not make room on nodes.
   for (std::size_t i : victims) {
     const Entry& w = entries[cands[i].id];
