@@ -160,7 +160,8 @@ Explanation Scheduler::explain(const std::string& key, Time now) const {
       x.state = "Finished";
       break;
     case EntryState::kUnqueued:
-      x.state = "Pending";
+      // Still running after a reload took its queue away, or waiting for a queue.
+      x.state = e.reason == reason::kAdmitted ? "Admitted" : "Pending";
       break;
     case EntryState::kPending: {
       x.state = "Pending";

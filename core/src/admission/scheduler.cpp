@@ -17,6 +17,12 @@ constexpr std::size_t kBestEffortLookahead = 1024;  // failures tried per Cluste
 
 int64_t ms(Time t) { return t.time_since_epoch().count(); }
 
+// Admitted before a policy reload took its queue away: it runs, counted nowhere, until it ends or
+// a later reload gives it a queue again. Never queued as if it waited.
+bool runs_unqueued(const Entry& e) {
+  return e.state == EntryState::kUnqueued && e.reason == reason::kAdmitted;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(std::shared_ptr<const policy::PolicySet> policy)
@@ -283,6 +289,12 @@ void Scheduler::upsert_workload(WorkloadInfo w, Time now) {
     s.enqueue(id, now);
     return;
   }
+  if (runs_unqueued(e) && observed == ObservedState::kRunning) {
+    e.info.deadline = w.deadline;
+    e.info.expected_duration = w.expected_duration;
+    e.info.observed = observed;
+    return;
+  }
   // Pending or unqueued: take the new spec and queue again in place.
   const bool same_order = e.info.priority_class == w.priority_class &&
                           e.info.local_queue == w.local_queue && e.info.deadline == w.deadline;
@@ -346,7 +358,7 @@ void Scheduler::set_namespace_labels(const std::string& ns, policy::LabelMap lab
   std::vector<uint32_t> ids;
   for (uint32_t id = 0; id < s_->entries.size(); ++id) {
     const Entry& e = s_->entries[id];
-    if (e.live && e.info.namespace_ == ns &&
+    if (e.live && e.info.namespace_ == ns && !runs_unqueued(e) &&
         (e.state == EntryState::kPending || e.state == EntryState::kUnqueued))
       ids.push_back(id);
   }
@@ -369,6 +381,8 @@ void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time
       e.flavor_names.clear();
       for (int f : e.group_flavors)
         if (f >= 0) e.flavor_names.push_back(s.tree->flavor_name(f));
+    } else if (runs_unqueued(e)) {
+      admitted.push_back(id);  // flavor_names are from when it lost its queue
     } else {
       waiting.push_back(id);
     }
@@ -388,11 +402,15 @@ void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time
   s.stats.admitted = 0;
   for (uint32_t id : admitted) {
     Entry& e = s.entries[id];
-    const EntryState was = e.state;
+    const EntryState was =
+        e.state == EntryState::kEvicting ? EntryState::kEvicting : EntryState::kAdmitted;
     s.resolve(e);
     if (e.cq < 0) {
-      // Its queue is gone: it keeps running outside any quota until it ends.
+      // Its queue is gone: it keeps running outside any quota until it ends. Its nodes are no
+      // longer tracked either (their flavor may be gone too).
       e.state = EntryState::kUnqueued;
+      e.usage.clear();
+      e.placement.reset();
       s.unqueued.push_back(id);
       s.set_status(e, reason::kAdmitted,
                    "admitted before a policy reload removed its queue; counted nowhere", "");
