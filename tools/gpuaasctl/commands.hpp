@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ctl_context.hpp"
 
@@ -30,5 +31,8 @@ int watch(const CtlContext& ctx, const WatchOptions& o);
 
 int show_state(const CtlContext& ctx, bool json);
 int show_plugins(const CtlContext& ctx, bool json);
+
+// Offline, no server: validates policy files (or directories of them) as one set.
+int check_policy(const std::vector<std::string>& paths);
 
 }  // namespace gpuaas::ctl

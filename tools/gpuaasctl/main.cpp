@@ -57,6 +57,14 @@ int main(int argc, char** argv) {
       app.add_subcommand("plugins", "List the daemon's workload plugins and refused libraries");
   plugins->add_flag("--json", plugins_json, "As JSON");
 
+  std::vector<std::string> policy_paths;
+  auto* policy = app.add_subcommand("policy", "Work with policy files offline (no server)");
+  policy->require_subcommand(1);
+  auto* policy_check = policy->add_subcommand(
+      "check", "Validate policy files as one set; print FILE:LINE:COLUMN: message per mistake");
+  policy_check->add_option("files", policy_paths, "Policy files, or directories of *.yaml/*.yml")
+      ->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -84,5 +92,6 @@ int main(int argc, char** argv) {
   }
   if (state->parsed()) return show_state(ctx, state_json);
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
+  if (policy_check->parsed()) return check_policy(policy_paths);
   return kExitUsage;
 }
