@@ -208,6 +208,8 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
         {"logLevel", [&](const YAML::Node& n) { return read_string(path, n, cfg.log_level); }},
         {"tickInterval",
          [&](const YAML::Node& n) { return read_duration(path, n, cfg.tick_interval); }},
+        {"policyWatchInterval",
+         [&](const YAML::Node& n) { return read_duration(path, n, cfg.policy_watch_interval); }},
         {"policies",
          [&](const YAML::Node& n) {
            if (!n.IsSequence()) return Status::invalid(where(path, n) + "expected a list of files");

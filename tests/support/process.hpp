@@ -70,6 +70,9 @@ class ChildProcess {
     }
     return true;
   }
+  void signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
   // Sends the signal and waits (bounded) for the exit code; -1 when killed by a signal.
   int stop(int sig = SIGTERM, std::chrono::seconds bound = std::chrono::seconds(20)) {
     if (pid_ <= 0) return exit_code_;

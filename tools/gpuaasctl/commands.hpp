@@ -31,6 +31,8 @@ int watch(const CtlContext& ctx, const WatchOptions& o);
 
 int show_state(const CtlContext& ctx, bool json);
 int show_plugins(const CtlContext& ctx, bool json);
+// Why a workload ("namespace/name") waits and when it may start.
+int explain(const CtlContext& ctx, const std::string& workload, bool json);
 
 // Offline, no server: validates policy files (or directories of them) as one set.
 int check_policy(const std::vector<std::string>& paths);

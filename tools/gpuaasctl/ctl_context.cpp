@@ -15,10 +15,10 @@ Result<std::unique_ptr<bus::Bus>> CtlContext::connect() const {
   return bus::connect_nats(o);
 }
 
-Result<std::string> CtlContext::ask(const char* endpoint) const {
+Result<std::string> CtlContext::ask(const char* endpoint, std::string body) const {
   auto bus = connect();
   if (!bus) return bus.status();
-  bus::Message req{subjects().api(endpoint), {}, "{}"};
+  bus::Message req{subjects().api(endpoint), {}, std::move(body)};
   auto reply = (*bus)->request(req, std::chrono::seconds(5));
   if (!reply) return reply.status();
   return std::move(reply->data);

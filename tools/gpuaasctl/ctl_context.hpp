@@ -20,7 +20,7 @@ struct CtlContext {
   // Connects once (fails at once when the server is down: exit 3).
   Result<std::unique_ptr<bus::Bus>> connect() const;
   // Asks the daemon's API endpoint ("state", "plugins") and returns its JSON answer.
-  Result<std::string> ask(const char* endpoint) const;
+  Result<std::string> ask(const char* endpoint, std::string body = "{}") const;
 };
 
 // Prints "gpuaasctl: message" on stderr; returns the exit code for the status.

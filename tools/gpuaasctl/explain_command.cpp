@@ -1,0 +1,53 @@
+// explain: why a workload waits and when it may start, from the daemon's admission engine.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+
+namespace gpuaas::ctl {
+namespace {
+
+std::string str(const nlohmann::json& j) {
+  if (j.is_null()) return "-";
+  if (j.is_string()) return j.get<std::string>();
+  return j.dump();
+}
+
+}  // namespace
+
+int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
+  auto reply = ctx.ask("explain", workload);
+  if (!reply) return fail(reply.status());
+  auto x = nlohmann::json::parse(*reply, nullptr, false);
+  if (x.is_discarded()) return fail(Status::internal("the daemon's answer is not JSON"));
+  if (x.contains("error")) return fail(Status::not_found(str(x["error"])));
+  if (as_json) {
+    std::cout << *reply << "\n";
+    return kExitOk;
+  }
+  const auto& w = x["workload"];
+  std::cout << str(w["namespace"]) << "/" << str(w["name"]) << " (" << str(w["kind"])
+            << "): " << str(x["state"]) << "\n";
+  std::cout << "  Reason:          " << str(x["reason"]) << ": " << str(x["message"]) << "\n";
+  if (!str(x["held_by"]).empty() && str(x["held_by"]) != "-")
+    std::cout << "  Held back by:    " << str(x["held_by"]) << "\n";
+  std::cout << "  ClusterQueue:    " << str(x["cluster_queue"]);
+  if (!x["position"]["cluster_queue"].is_null())
+    std::cout << " (position " << str(x["position"]["cluster_queue"]) << ")";
+  std::cout << "\n  LocalQueue:      " << str(x["local_queue"]);
+  if (!x["position"]["local_queue"].is_null())
+    std::cout << " (position " << str(x["position"]["local_queue"]) << ")";
+  std::cout << "\n  Priority:        " << str(x["priority"]) << "\n";
+  std::cout << "  Estimated start: "
+            << (x["estimated_start"].is_null() ? "unknown (no expected durations to go by)"
+                                               : str(x["estimated_start"]))
+            << "\n";
+  if (!x["deadline"].is_null()) {
+    std::cout << "  Deadline:        " << str(x["deadline"])
+              << (x.value("deadline_at_risk", false) ? " (at risk with the capacity at hand)" : "")
+              << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuaas::ctl
