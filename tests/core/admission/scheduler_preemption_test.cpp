@@ -243,5 +243,33 @@ TEST(PreemptionTest, NeverEvictsFromAQueueWithinItsNominalQuota) {
   EXPECT_EQ(s.explain(job_key("team-b", "b"), t0 + 1s).state, "Admitted");
 }
 
+// A victim may end on its own before it is seen suspended: that makes the room as well.
+TEST(PreemptionTest, AVictimThatFinishesInsteadOfStoppingAlsoMakesRoom) {
+  Scheduler s(test::load_policy(within("LowerPriority", 4)));
+  test::add_nodes(s, "gpu", 1, 8);
+  const Job victim{.name = "victim", .gpu = gpus(4), .priority = "low"};
+  admit_in_order(s, {victim}, t0);
+  test::submit(s, {.name = "p", .gpu = gpus(4), .priority = "high"}, t0 + 1s);
+  ASSERT_EQ(test::preempted(s.schedule(t0 + 1s)), keys_of({"victim"}));
+  test::finish(s, victim, t0 + 2s);
+  EXPECT_EQ(test::admitted(s.schedule(t0 + 2s)), keys_of({"p"}));
+  expect_invariants(s);
+}
+
+// The preemptor goes away while its victim stops: the victim queues again and gets its room
+// back; nothing waits for a preemptor that no longer exists.
+TEST(PreemptionTest, DeletedPreemptorLeavesTheRoomToOthers) {
+  Scheduler s(test::load_policy(within("LowerPriority", 4)));
+  test::add_nodes(s, "gpu", 1, 8);
+  const Job victim{.name = "victim", .gpu = gpus(4), .priority = "low"};
+  admit_in_order(s, {victim}, t0);
+  test::submit(s, {.name = "p", .gpu = gpus(4), .priority = "high"}, t0 + 1s);
+  ASSERT_EQ(test::preempted(s.schedule(t0 + 1s)), keys_of({"victim"}));
+  s.remove_workload(job_key("team-a", "p"), t0 + 2s);
+  test::stopped(s, victim, t0 + 3s);
+  EXPECT_EQ(test::admitted(s.schedule(t0 + 3s)), keys_of({"victim"}));
+  expect_invariants(s);
+}
+
 }  // namespace
 }  // namespace gpuaas::admission

@@ -220,5 +220,25 @@ TEST_F(QueueingTest, DeleteReturnsQuotaAndTheNextIsAdmittedInTheNextPass) {
   EXPECT_TRUE(s.check_invariants(&why)) << why;
 }
 
+// stopPolicy Hold: nothing new is admitted; what runs keeps running.
+TEST(QueueingStopTest, HeldClusterQueueAdmitsNothingNew) {
+  auto policy = [](const std::string& stop) {
+    return test::flavor_yaml("gpu") +
+           test::cluster_queue_yaml("cq", "", {{"gpu", 4}}, "  stopPolicy: " + stop + "\n") +
+           test::local_queue_yaml("team-a", "main", "cq");
+  };
+  Scheduler s(test::load_policy(policy("None")));
+  test::add_nodes(s, "gpu", 1, 8);
+  test::submit(s, {.name = "running", .gpu = gpus(2)});
+  ASSERT_EQ(test::admitted(s.schedule(t0)), keys_of({"running"}));
+  s.set_policy(test::load_policy(policy("Hold")), t0 + 1s);
+  test::submit(s, {.name = "new", .gpu = gpus(1), .created = t0 + 1s}, t0 + 1s);
+  EXPECT_TRUE(s.schedule(t0 + 1s).empty());
+  EXPECT_EQ(s.explain(job_key("team-a", "new"), t0 + 1s).reason, reason::kStopped);
+  EXPECT_EQ(s.explain(job_key("team-a", "running"), t0 + 1s).state, "Admitted");
+  s.set_policy(test::load_policy(policy("None")), t0 + 2s);
+  EXPECT_EQ(test::admitted(s.schedule(t0 + 2s)), keys_of({"new"}));
+}
+
 }  // namespace
 }  // namespace gpuaas::admission

@@ -231,5 +231,51 @@ TEST_F(FlavorOrderTest, NodeSelectorPicksOrExcludesFlavors) {
   EXPECT_EQ(x.reason, reason::kNoMatchingFlavor) << x.message;
 }
 
+// Kueue's example of two resource groups: cpu and memory take a flavor (spot, else on-demand)
+// and GPUs another (vendor1, else vendor2), each in its own order; the pods need nodes that have
+// both flavors' labels.
+TEST(QuotaTest, ResourceGroupsAssignTheirFlavorsIndependently) {
+  auto flavor = [](const std::string& name, const std::string& key) {
+    return "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: " + name +
+           "\nspec:\n  nodeLabels:\n    " + key + ": " + name + "\n---\n";
+  };
+  const std::string yaml =
+      flavor("spot", "pool") + flavor("on-demand", "pool") + flavor("vendor1", "gpu") +
+      flavor("vendor2", "gpu") +
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\n"
+      "spec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+      "  - coveredResources: [\"cpu\", \"memory\"]\n    flavors:\n"
+      "    - name: spot\n      resources:\n      - {name: cpu, nominalQuota: 9}\n"
+      "      - {name: memory, nominalQuota: 36Gi}\n"
+      "    - name: on-demand\n      resources:\n      - {name: cpu, nominalQuota: 18}\n"
+      "      - {name: memory, nominalQuota: 72Gi}\n"
+      "  - coveredResources: [\"nvidia.com/gpu\"]\n    flavors:\n"
+      "    - name: vendor1\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 2}\n"
+      "    - name: vendor2\n      resources:\n      - {name: nvidia.com/gpu, nominalQuota: 10}\n"
+      "---\n" +
+      test::local_queue_yaml("team-a", "main", "cq");
+  Scheduler s(test::load_policy(yaml));
+  for (const char* pool : {"spot", "on-demand"}) {
+    for (const char* gpu : {"vendor1", "vendor2"}) {
+      NodeInfo n = test::node(s, std::string(pool) + "-" + gpu, "", 8);
+      n.labels = {{"pool", pool}, {"gpu", gpu}};
+      s.upsert_node(n, t0);
+    }
+  }
+  // 10 cpus do not fit spot's 9; 4 GPUs do not fit vendor1's 2.
+  test::submit(s, {.name = "a", .gpu = gpus(4), .cpu = 10 * 1000});
+  const auto ds = s.schedule(t0);
+  ASSERT_EQ(test::admitted(ds), keys_of({"a"}));
+  EXPECT_EQ(ds[0].flavor, "vendor2");  // the GPUs' flavor decides placement
+  EXPECT_EQ(ds[0].node_labels, (policy::LabelMap{{"gpu", "vendor2"}, {"pool", "on-demand"}}));
+  EXPECT_EQ(test::placed(ds[0]),
+            (std::vector<std::pair<std::string, int64_t>>{{"on-demand-vendor2", 1}}));
+  // A small one takes the first flavor of each group.
+  test::submit(s, {.name = "b", .gpu = gpus(1), .created = t0 + 1s, .cpu = 1000}, t0 + 1s);
+  const auto small = s.schedule(t0 + 1s);
+  ASSERT_EQ(test::admitted(small), keys_of({"b"}));
+  EXPECT_EQ(small[0].node_labels, (policy::LabelMap{{"gpu", "vendor1"}, {"pool", "spot"}}));
+}
+
 }  // namespace
 }  // namespace gpuaas::admission
