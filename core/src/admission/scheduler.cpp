@@ -1,7 +1,8 @@
 // Queueing and the pass: workloads enter their ClusterQueue's ordered set; a pass walks, per
 // ClusterQueue, what changes may have unblocked and admits all that fits. Across ClusterQueues
-// the heads are taken in Kueue's order (priority, then fair share or FIFO), one at a time, so a
-// cohort's quota goes to the most deserving head first.
+// the heads are taken in Kueue's order (within nominal quota before borrowing, then priority,
+// then fair share or FIFO), one at a time, so a cohort's quota goes to the most deserving head
+// first.
 #include "gpuaas/admission/scheduler.hpp"
 
 #include <algorithm>
