@@ -96,7 +96,32 @@ for w in s["workloads"]:
 PY
 )"
 
+step "admission: gpuaasctl apply -f deploy/demo/queued-jobs.yaml (suspended PyTorchJobs in the teams' queues)"
+"$B/bin/gpuaasctl" watch actions --timeout 6 --json > "$WORK/actions.json" &
+WATCH=$!
+sleep 0.5
+"$B/bin/gpuaasctl" apply -f deploy/demo/queued-jobs.yaml
+wait $WATCH || true
+echo "decisions on gpuaas.v1.actions (the plugin's patch plus a placement hint):"
+python3 - "$WORK/actions.json" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    a = json.loads(line)
+    t = a["target"]
+    hint = a.get("body", {}).get("metadata", {}).get("annotations", {}).get("gpuaas.io/placement")
+    where = ""
+    if hint:
+        h = json.loads(hint)
+        where = " on %s: %s" % (h["flavor"], "; ".join("%s -> %s" % (p["podSet"], p["nodes"]) for p in h["podSets"]))
+    print("  %s %s/%s [%s]%s" % (a["operation"], t["namespace"], t["name"], a["rule"], where))
+    print("    %s" % a["reason"])
+PY
+for w in team-b/eval-1 team-b/train-1; do
+  step "gpuaasctl explain $w"
+  "$B/bin/gpuaasctl" explain "$w" || true
+done
+
 step "curl http://$ADMIN/metrics (excerpt)"
-curl -fsS "http://$ADMIN/metrics" | grep -E '^gpuaas_events' || true
+curl -fsS "http://$ADMIN/metrics" | grep -E '^gpuaas_(events|admission_decisions|policy_reloads)' || true
 echo
 echo "demo done: the daemon held the cluster above; everything it started is stopped now."

@@ -341,16 +341,47 @@ void Scheduler::remove_workload(const std::string& key, Time now) {
   s.free_entries.push_back(id);
 }
 
-void Scheduler::upsert_node(const NodeInfo& node, Time) {
-  s_->node_info[node.name] = node;
-  s_->nodes.upsert(node);
-  s_->capacity_changed_everywhere();
+namespace {
+
+int64_t amount_of(const Amounts& a, int r) {
+  for (const auto& x : a)
+    if (x.resource == r) return x.milli;
+  return 0;
 }
 
+// Whether the node now offers something it did not: only then can a waiting workload fit where
+// it did not before (a pod starting on it, the common update, only takes room away).
+bool adds_room(const NodeInfo& old, const NodeInfo& n) {
+  if (old.labels != n.labels || (n.ready && !old.ready) || (n.schedulable && !old.schedulable))
+    return true;
+  if (old.taints.size() != n.taints.size()) return true;
+  for (std::size_t i = 0; i < n.taints.size(); ++i)
+    if (old.taints[i].key != n.taints[i].key || old.taints[i].value != n.taints[i].value ||
+        old.taints[i].effect != n.taints[i].effect)
+      return true;
+  for (const auto& a : n.allocatable) {
+    const int64_t now_free = a.milli - amount_of(n.used_by_others, a.resource);
+    const int64_t was_free =
+        amount_of(old.allocatable, a.resource) - amount_of(old.used_by_others, a.resource);
+    if (now_free > was_free) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Scheduler::upsert_node(const NodeInfo& node, Time) {
+  auto it = s_->node_info.find(node.name);
+  const bool more = it == s_->node_info.end() || adds_room(it->second, node);
+  s_->node_info[node.name] = node;
+  s_->nodes.upsert(node);
+  if (more) s_->capacity_changed_everywhere();
+}
+
+// Taking a node away can only take room away: nothing waiting can fit because of it.
 void Scheduler::remove_node(const std::string& name, Time) {
   s_->node_info.erase(name);
   s_->nodes.remove(name);
-  s_->capacity_changed_everywhere();
 }
 
 void Scheduler::set_namespace_labels(const std::string& ns, policy::LabelMap labels, Time now) {
