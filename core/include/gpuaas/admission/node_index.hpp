@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,14 +28,23 @@ struct NodeInfo {
 // Pods of one pod set, all alike.
 struct PodGroup {
   int64_t count = 0;
-  Amounts per_pod;              // by interned resource; GPUs may be fractional (500m)
+  Amounts per_pod;                 // by interned resource; GPUs may be fractional (500m)
   policy::LabelMap node_selector;  // the workload's own, on top of the flavor's nodeLabels
   std::vector<policy::Toleration> tolerations;  // the workload's own
+};
+
+// GPU milli that the pods of a group take on one device of one of their nodes: what a release
+// gives back, so that it restores the same devices.
+struct DeviceShare {
+  int32_t node = 0;  // index into PodGroupPlacement::nodes
+  int32_t device = 0;
+  int64_t milli = 0;
 };
 
 // Where the pods of one pod group go: node names with a pod count each.
 struct PodGroupPlacement {
   std::vector<std::pair<std::string, int64_t>> nodes;
+  std::vector<DeviceShare> devices;  // filled by fit(); empty: commit() picks devices itself
 };
 struct Placement {
   int flavor = -1;
@@ -50,20 +60,26 @@ class NodeIndex {
  public:
   // `resources` interns resource names; `gpu_resource` is the resource fragmentation is about.
   NodeIndex(NameIndex& resources, std::string gpu_resource = "nvidia.com/gpu");
+  ~NodeIndex();
+  NodeIndex(NodeIndex&&) noexcept;
+  NodeIndex& operator=(NodeIndex&&) noexcept;
 
-  // The flavors placement knows, by index (QuotaTree's flavor order). A node belongs to a flavor
-  // when it has all its nodeLabels and tolerates... nothing is asked of taints here: the flavor's
-  // tolerations plus the pod group's must tolerate the node's NoSchedule/NoExecute taints.
+  // The flavors placement knows, by index (QuotaTree's flavor order); again after a policy reload
+  // (membership is recomputed). A node belongs to a flavor when it has all its nodeLabels; a pod
+  // group may use it when it also has the group's node_selector and the flavor's tolerations plus
+  // the group's tolerate the node's NoSchedule/NoExecute taints.
   void set_flavors(const std::vector<const policy::ResourceFlavor*>& flavors);
   void upsert(const NodeInfo& node);
   void remove(const std::string& name);
 
   // A placement for every pod group on the nodes of `flavor`, or nullopt when the gang does not
   // fit on the Ready nodes now. Scores at most `candidates` nodes per pod (best fit on GPUs first,
-  // so whole free GPUs and whole free nodes are kept for larger requests).
+  // so whole free GPUs and whole free nodes are kept for larger requests). Const, but it reuses
+  // scratch space inside: one caller at a time.
   std::optional<Placement> fit(int flavor, const std::vector<PodGroup>& groups,
                                int candidates) const;
   // Whether the gang could fit if the flavor's nodes were empty (tells "never" from "not now").
+  // Counts nodes that are not Ready or cordoned too: they may come back.
   bool could_ever_fit(int flavor, const std::vector<PodGroup>& groups) const;
   // Reserves (+1) or releases (-1) what a placement takes.
   void commit(const Placement& placement, const std::vector<PodGroup>& groups, int sign);
@@ -71,8 +87,10 @@ class NodeIndex {
   // Totals over the flavor's Ready, schedulable nodes: allocatable and free of a resource.
   int64_t allocatable(int flavor, int resource) const;
   int64_t free(int flavor, int resource) const;
-  // GPU fragmentation of a flavor's nodes: the share of free GPUs (milli) that sit on nodes
-  // where no request of `gpus_per_pod_milli` fits (Weng et al., ATC '23, for one task size).
+  // GPU fragmentation of a flavor's nodes: the share of free GPUs (milli) that no request of
+  // `gpus_per_pod_milli` can use (Weng et al., ATC '23, for one task size): all free GPUs of a
+  // node where it does not fit, and where it fits the free parts of devices too small for it
+  // (below the request if fractional, below a whole device otherwise). 0 when nothing is free.
   double fragmentation(int flavor, int64_t gpus_per_pod_milli) const;
   std::size_t node_count() const;
   const PlacementStats& stats() const { return stats_; }
@@ -80,6 +98,7 @@ class NodeIndex {
 
  private:
   struct Impl;
+  std::unique_ptr<Impl> impl_;
   mutable PlacementStats stats_;
 };
 
