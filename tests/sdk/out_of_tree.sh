@@ -47,7 +47,7 @@ for _ in $(seq 100); do ctl plugins >/dev/null 2>&1 && break; sleep 0.1; done
 out=$(ctl plugins)
 echo "$out"
 grep -q "simple-job .*0.1.0 .*alpha .*SimpleJob.batch.example.com/v1alpha1" <<<"$out"
-for p in kserve kubeflow-training ray workbench; do grep -q "^$p " <<<"$out"; done
+for p in batch-job kserve kubeflow-training ray workbench; do grep -q "^$p " <<<"$out"; done
 if grep -q REFUSED <<<"$out"; then echo "a plugin was refused"; cat "$WORK/daemon.log"; exit 1; fi
 
 ctl apply -f "$SRC/sdk/examples/simple-job/simplejob.yaml"

@@ -1,0 +1,53 @@
+// Lifecycle from the Job's status, read as Kueue reads it: a true Complete or Failed condition
+// finishes it; spec.suspend holds it; active pods run it. FailureTarget and SuccessCriteriaMet
+// come first while the controller is still terminating pods, which hold their resources until
+// Failed or Complete follows, so the Job still counts as running then.
+#include "batch_job.hpp"
+
+namespace gpuaas::batch_job {
+namespace {
+
+// "Failed: BackoffLimitExceeded" — the condition type with the controller's reason, if any.
+std::string describe(const Workload& w, std::string_view type) {
+  std::string out(type);
+  if (const Json* c = w.condition(type)) {
+    const std::string reason = c->value("reason", "");
+    if (!reason.empty() && reason != out) out += ": " + reason;
+  }
+  return out;
+}
+
+}  // namespace
+
+v1::WorkloadLifecycle job_lifecycle(const Workload& w) {
+  if (w.condition_true("Failed")) {
+    return plugin::lifecycle(v1::WorkloadLifecycle::FAILED, describe(w, "Failed"));
+  }
+  if (w.condition_true("Complete")) {
+    return plugin::lifecycle(v1::WorkloadLifecycle::SUCCEEDED, describe(w, "Complete"));
+  }
+  // Read before the suspend flag: a malformed count is refused whatever the state.
+  const int64_t active = int32_at(w, "/status/active", 0);
+  const int64_t ready = int32_at(w, "/status/ready", 0);
+  if (w.flag_at(kSuspend, false)) {
+    return plugin::lifecycle(v1::WorkloadLifecycle::SUSPENDED, "spec.suspend is true");
+  }
+  if (w.condition_true("Suspended")) {
+    return plugin::lifecycle(v1::WorkloadLifecycle::SUSPENDED, describe(w, "Suspended"));
+  }
+  for (const char* terminating : {"FailureTarget", "SuccessCriteriaMet"}) {
+    if (w.condition_true(terminating)) {
+      return plugin::lifecycle(v1::WorkloadLifecycle::RUNNING, describe(w, terminating));
+    }
+  }
+  if (active > 0) {
+    return plugin::lifecycle(v1::WorkloadLifecycle::RUNNING, std::to_string(active) + " active, " +
+                                                                 std::to_string(ready) + " ready");
+  }
+  if (w.find("/status/startTime") != nullptr) {
+    return plugin::lifecycle(v1::WorkloadLifecycle::PENDING, "no active pods");
+  }
+  return plugin::lifecycle(v1::WorkloadLifecycle::PENDING, "no status yet");
+}
+
+}  // namespace gpuaas::batch_job
