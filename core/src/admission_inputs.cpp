@@ -102,7 +102,9 @@ std::optional<admission::WorkloadInfo> workload_info(const KubeObject& object,
     admission::PodSetRequest r;
     r.name = ps.name();
     r.count = ps.count();
-    r.min_count = ps.min_count();
+    // All or nothing: the admit patch cannot carry a smaller count to the object yet, so a
+    // partial admission would start every pod on quota reserved for fewer (docs/admission.md).
+    r.min_count = 0;
     for (const auto& a : ps.per_pod()) {
       const int res = resources.intern(a.name());
       auto it = std::find_if(r.per_pod.begin(), r.per_pod.end(),

@@ -118,6 +118,7 @@ admin: 0.0.0.0:9464
 logFormat: json
 logLevel: debug
 tickInterval: 500ms
+policyWatchInterval: 5s
 policies:
   - /etc/gpuaas/idle-notebooks.yaml
   - /etc/gpuaas/quotas.yaml
@@ -152,6 +153,7 @@ streams:
   EXPECT_EQ(cfg.log_format, "json");
   EXPECT_EQ(cfg.log_level, "debug");
   EXPECT_EQ(cfg.tick_interval, 500ms);
+  EXPECT_EQ(cfg.policy_watch_interval, 5s);
   EXPECT_EQ(cfg.policy_files,
             (Strings{"/etc/gpuaas/idle-notebooks.yaml", "/etc/gpuaas/quotas.yaml"}));
   EXPECT_EQ(cfg.intake.durable, "gpuaasd-lab");
@@ -197,9 +199,9 @@ TEST_F(DaemonConfigFileTest, PartialFileKeepsTheRest) {
 
 TEST_F(DaemonConfigFileTest, PluginConfigBecomesJson) {
   DaemonConfig cfg;
-  ASSERT_EQ(load("pluginConfig:\n  ray: {gpu_util_threshold: 7.5, groups: [a, \"1\"], on: true}\n",
-                 &cfg),
-            "");
+  ASSERT_EQ(
+      load("pluginConfig:\n  ray: {gpu_util_threshold: 7.5, groups: [a, \"1\"], on: true}\n", &cfg),
+      "");
   EXPECT_EQ(cfg.plugin_config_json.at("ray"),
             R"({"gpu_util_threshold":7.5,"groups":["a","1"],"on":true})");
   EXPECT_EQ(load("pluginConfig:\n  ray: 5\n"),
@@ -240,11 +242,13 @@ TEST_F(DaemonConfigFileTest, SyntaxErrorNamesFileLineColumn) {
 }
 
 TEST_F(DaemonConfigFileTest, UnknownKeyIsNamedWithItsPosition) {
-  EXPECT_EQ(load("server: nats://x\ncolour: blue\n"),
-            path_ +
-                ":2:1: unknown setting \"colour\" in the configuration (known: admin, intake, "
-                "logFormat, logLevel, pluginConfig, plugins, policies, server, streams, subjectRoot, "
-                "tickInterval)");
+  EXPECT_EQ(
+      load("server: nats://x\ncolour: blue\n"),
+      path_ +
+          ":2:1: unknown setting \"colour\" in the configuration (known: admin, intake, "
+          "logFormat, logLevel, pluginConfig, plugins, policies, policyWatchInterval, server, "
+          "streams, subjectRoot, "
+          "tickInterval)");
   EXPECT_EQ(load("intake:\n  fetchBatch: 10\n  fetchbatch: 20\n"),
             path_ +
                 ":3:3: unknown setting \"fetchbatch\" in intake (known: ackWait, durable, "

@@ -57,6 +57,13 @@ int main(int argc, char** argv) {
       app.add_subcommand("plugins", "List the daemon's workload plugins and refused libraries");
   plugins->add_flag("--json", plugins_json, "As JSON");
 
+  std::string explain_target;
+  bool explain_json = false;
+  auto* explain_cmd = app.add_subcommand(
+      "explain", "Why a queued workload waits, its queue position and estimated start");
+  explain_cmd->add_option("workload", explain_target, "NAMESPACE/NAME")->required();
+  explain_cmd->add_flag("--json", explain_json, "As JSON");
+
   std::vector<std::string> policy_paths;
   auto* policy = app.add_subcommand("policy", "Work with policy files offline (no server)");
   policy->require_subcommand(1);
@@ -92,6 +99,7 @@ int main(int argc, char** argv) {
   }
   if (state->parsed()) return show_state(ctx, state_json);
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
+  if (explain_cmd->parsed()) return explain(ctx, explain_target, explain_json);
   if (policy_check->parsed()) return check_policy(policy_paths);
   return kExitUsage;
 }
