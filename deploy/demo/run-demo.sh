@@ -90,6 +90,8 @@ for n in s["nodes"]:
     for gpu, m in sorted(n.get("gpu_metrics", {}).items()):
         print("  %s gpu %s: utilization %s%%" % (n["name"], gpu, m.get("DCGM_FI_DEV_GPU_UTIL", "-")))
 for w in s["workloads"]:
+    if not w.get("plugin"):
+        continue
     util = w["metrics"].get("DCGM_FI_DEV_GPU_UTIL")
     print("  %s %s/%s: pods %s, GPU utilization %s" % (w["kind"], w["namespace"], w["name"],
           ", ".join(w["pods"]), "%.0f%% mean over %d GPUs" % (util["mean"], util["series"]) if util else "-"))

@@ -39,7 +39,7 @@ int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
     std::cout << " (position " << str(x["position"]["local_queue"]) << ")";
   std::cout << "\n  Priority:        " << str(x["priority"]) << "\n";
   std::cout << "  Estimated start: "
-            << (x["estimated_start"].is_null() ? "unknown (no expected durations to go by)"
+            << (x["estimated_start"].is_null() ? "unknown (the room it needs is held by work with no expected duration)"
                                                : str(x["estimated_start"]))
             << "\n";
   if (!x["deadline"].is_null()) {

@@ -172,6 +172,9 @@ void Scheduler::State::admit(uint32_t id, Assignment& a, Time now, const char* r
   e.admitted_at = now;
   e.preemption_wanted_since.reset();
   e.victims.clear();
+  // Whether this admission itself takes more than the ClusterQueue's nominal quota.
+  bool borrows = false;
+  for (const auto& u : e.usage) borrows = borrows || tree->would_borrow(e.cq, u.fr, u.milli);
   tree->add_usage(e.cq, e.usage, +1);
   if (e.placement) nodes.commit(*e.placement, e.groups, +1);
   auto& q = cqs[static_cast<std::size_t>(e.cq)];
@@ -186,7 +189,7 @@ void Scheduler::State::admit(uint32_t id, Assignment& a, Time now, const char* r
   d.cluster_queue = tree->cluster_queue_name(e.cq);
   d.counts = e.counts;
   d.rule = rule;
-  d.borrowing = tree->is_borrowing(e.cq);
+  d.borrowing = borrows;
   if (e.place_flavor >= 0) d.flavor = tree->flavor_name(e.place_flavor);
   for (int f : e.group_flavors) {
     if (f < 0) continue;
