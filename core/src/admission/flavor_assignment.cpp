@@ -51,14 +51,12 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
     }
   }
   const auto& groups = cq.resource_groups;
-  std::vector<std::vector<int>> covered(groups.size());  // interned resources per group
-  for (std::size_t g = 0; g < groups.size(); ++g)
-    for (const auto& name : groups[g].covered_resources) covered[g].push_back(resources.find(name));
+  const auto& in_group = group_resources[static_cast<std::size_t>(e.cq)];  // interned, per group
   std::vector<bool> needed(groups.size(), false);
   for (const auto& t : total) {
     std::size_t g = 0;
     for (; g < groups.size(); ++g)
-      if (std::find(covered[g].begin(), covered[g].end(), t.resource) != covered[g].end()) break;
+      if (std::find(in_group[g].begin(), in_group[g].end(), t.resource) != in_group[g].end()) break;
     if (g == groups.size()) {
       a.reason = reason::kInadmissible;
       a.message = "ClusterQueue " + cq_name + " has no quota for " + resources.name(t.resource);
@@ -71,7 +69,7 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (!needed[g]) continue;
     if (pg < 0) pg = static_cast<int>(g);
-    if (gpu >= 0 && std::find(covered[g].begin(), covered[g].end(), gpu) != covered[g].end())
+    if (gpu >= 0 && std::find(in_group[g].begin(), in_group[g].end(), gpu) != in_group[g].end())
       pg = static_cast<int>(g);
   }
   a.group_flavors.assign(groups.size(), -1);
@@ -124,7 +122,7 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
         continue;
       }
       Mode m = Mode::kFit;
-      for (int r : covered[g]) {
+      for (int r : in_group[g]) {
         const int64_t need = request(r);
         if (need <= 0) continue;
         const int fr = tree->fr_index(f, r);
@@ -147,9 +145,10 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
         const int64_t avail = tree->available(e.cq, fr);
         if (need > avail) {
           saw_waiting = true;
+          // No free amount in the message: a retry that quota rules out keeps this status
+          // without rebuilding it, so the sentence must stay true while the workload waits.
           waiting_msg = "needs " + format_milli(need) + " " + resources.name(r) + " of flavor " +
-                        fq.flavor + "; " + format_milli(std::max<int64_t>(avail, 0)) +
-                        " is free to ClusterQueue " + cq_name;
+                        fq.flavor + ", more than ClusterQueue " + cq_name + " has free now";
           m = std::min(m, can_preempt ? Mode::kPreempt : Mode::kNoFit);
         } else if (tree->would_borrow(e.cq, fr, need)) {
           m = std::min(m, Mode::kBorrow);
@@ -227,7 +226,7 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
     a.group_flavors[g] = best;
     overall = std::min(overall, best_mode);
     if (static_cast<int>(g) == pg) chosen_placement = std::move(best_placement);
-    for (int r : covered[g]) {
+    for (int r : in_group[g]) {
       const int64_t need = request(r);
       if (need <= 0) continue;
       const int fr = tree->fr_index(best, r);

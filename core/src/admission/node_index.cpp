@@ -1,6 +1,7 @@
 // NodeIndex upkeep: node records, their flavors, the per-flavor orderings and totals, commit and
 // release. The search itself is in node_fit.cpp.
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "node_index_impl.hpp"
@@ -248,18 +249,30 @@ void NodeIndex::commit(const Placement& placement, const std::vector<PodGroup>& 
   }
 }
 
+namespace {
+int64_t clamp_total(Total t) {
+  if (t > INT64_MAX) return INT64_MAX;
+  if (t < INT64_MIN) return INT64_MIN;
+  return static_cast<int64_t>(t);
+}
+}  // namespace
+
 int64_t NodeIndex::allocatable(int flavor, int resource) const {
   if (flavor < 0 || static_cast<std::size_t>(flavor) >= impl_->flavors.size() || resource < 0)
     return 0;
   const auto& t = impl_->flavors[static_cast<std::size_t>(flavor)].alloc_total;
-  return static_cast<std::size_t>(resource) < t.size() ? t[static_cast<std::size_t>(resource)] : 0;
+  return static_cast<std::size_t>(resource) < t.size()
+             ? clamp_total(t[static_cast<std::size_t>(resource)])
+             : 0;
 }
 
 int64_t NodeIndex::free(int flavor, int resource) const {
   if (flavor < 0 || static_cast<std::size_t>(flavor) >= impl_->flavors.size() || resource < 0)
     return 0;
   const auto& t = impl_->flavors[static_cast<std::size_t>(flavor)].free_total;
-  return static_cast<std::size_t>(resource) < t.size() ? t[static_cast<std::size_t>(resource)] : 0;
+  return static_cast<std::size_t>(resource) < t.size()
+             ? clamp_total(t[static_cast<std::size_t>(resource)])
+             : 0;
 }
 
 double NodeIndex::fragmentation(int flavor, int64_t gpus_per_pod_milli) const {
@@ -303,7 +316,7 @@ std::size_t NodeIndex::bytes() const {
   for (const FlavorIndex& f : im.flavors) {
     b += sizeof(FlavorIndex) + order_bytes(f.now) + order_bytes(f.now_partial) +
          order_bytes(f.empty) + order_bytes(f.empty_partial) +
-         2 * f.alloc_total.capacity() * sizeof(int64_t);
+         2 * f.alloc_total.capacity() * sizeof(Total);
   }
   for (const Scratch& s : im.scratch)
     b += sizeof(Scratch) + s.free.capacity() * sizeof(int64_t) + s.dev.capacity() * sizeof(int32_t);

@@ -16,6 +16,8 @@
 
 namespace gpuaas::admission {
 
+__extension__ using Total = __int128;
+
 inline constexpr int32_t kDeviceMilli = 1000;  // one GPU device
 
 // A node's GPUs summed up: whole free devices and free milli (negative devices count as 0).
@@ -128,7 +130,9 @@ struct FlavorIndex {
   DevOrder now_partial;
   NodeOrder empty;
   DevOrder empty_partial;
-  std::vector<int64_t> alloc_total, free_total;  // over live nodes, by resource
+  // Over live nodes, by resource; 128-bit because memory in milli-bytes overflows int64 past
+  // about 8,000 nodes of 1Ti (the API clamps what it returns).
+  std::vector<Total> alloc_total, free_total;
 };
 
 // A node's resources and devices as one pod sees them: a live node, its empty state or a copy.

@@ -65,8 +65,10 @@ void Scheduler::State::resolve(Entry& e) {
     if (auto it = adm.expected_duration_by_local_queue.find(e.local_queue);
         it != adm.expected_duration_by_local_queue.end()) {
       e.duration = it->second;
-    } else if (const auto* lq = policy->local_queue(e.info.namespace_, e.info.local_queue);
-               lq && adm.expected_duration_by_cluster_queue.count(lq->cluster_queue)) {
+    } else if (auto lqi = local_queues.find(e.local_queue);
+               lqi != local_queues.end() &&
+               adm.expected_duration_by_cluster_queue.count(lqi->second->cluster_queue)) {
+      const auto* lq = lqi->second;
       e.duration = adm.expected_duration_by_cluster_queue.at(lq->cluster_queue);
     } else if (auto k = adm.expected_duration_by_kind.find(e.info.kind);
                k != adm.expected_duration_by_kind.end()) {
@@ -75,11 +77,21 @@ void Scheduler::State::resolve(Entry& e) {
       e.duration = adm.default_expected_duration;
     }
   }
-  const auto* lq = policy->local_queue(e.info.namespace_, e.info.local_queue);
-  if (!lq) return;
-  const int cq = tree->cluster_queue_index(lq->cluster_queue);
+  e.total.clear();
+  for (const auto& ps : e.info.pod_sets) {
+    for (const auto& amt : ps.per_pod) {
+      auto it = std::find_if(e.total.begin(), e.total.end(),
+                             [&](const Amount& t) { return t.resource == amt.resource; });
+      if (it == e.total.end()) it = e.total.insert(e.total.end(), Amount{amt.resource, 0});
+      it->milli += amt.milli * ps.count;
+    }
+  }
+  auto lqi = local_queues.find(e.local_queue);
+  e.lq = lqi == local_queues.end() ? nullptr : lqi->second;
+  if (!e.lq) return;
+  const int cq = tree->cluster_queue_index(e.lq->cluster_queue);
   if (cq < 0) return;
-  const auto* cqp = policy->cluster_queue(lq->cluster_queue);
+  const auto* cqp = &policy->cluster_queues[static_cast<std::size_t>(cq)];
   policy::LabelMap ns_labels{{"kubernetes.io/metadata.name", e.info.namespace_}};
   if (auto it = namespace_labels.find(e.info.namespace_); it != namespace_labels.end())
     ns_labels = it->second;
@@ -93,7 +105,7 @@ void Scheduler::State::enqueue(uint32_t id, Time) {
   if (e.cq < 0) {
     e.state = EntryState::kUnqueued;
     unqueued.push_back(id);
-    const auto* lq = policy->local_queue(e.info.namespace_, e.info.local_queue);
+    const auto* lq = e.lq;
     if (!lq) {
       set_status(e, reason::kInadmissible, "LocalQueue " + e.local_queue + " does not exist",
                  "quota");
@@ -225,6 +237,15 @@ void Scheduler::State::release(uint32_t id, Time) {
   e.placement.reset();
   e.state = EntryState::kUnqueued;
   capacity_changed(e.cq);
+  // Nodes it leaves may be what work in other cohorts waits for.
+  for (int c : placement_waiting) {
+    ++root_gen[static_cast<std::size_t>(c)];
+    if (!cqs[static_cast<std::size_t>(c)].pending.empty()) {
+      cqs[static_cast<std::size_t>(c)].retry_all = true;
+      dirty.insert(c);
+    }
+  }
+  placement_waiting.clear();
 }
 
 void Scheduler::upsert_workload(WorkloadInfo w, Time now) {
@@ -427,6 +448,34 @@ void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time
   std::vector<const policy::ResourceFlavor*> flavors;
   for (const auto& f : s.policy->flavors) flavors.push_back(&f);
   s.nodes.set_flavors(flavors);
+  s.local_queues.clear();
+  for (const auto& lq : s.policy->local_queues)
+    s.local_queues.emplace(lq.namespace_ + "/" + lq.name, &lq);
+  s.covered.assign(static_cast<std::size_t>(s.tree->cluster_queue_count()), {});
+  s.preempts.assign(s.covered.size(), false);
+  for (std::size_t c = 0; c < s.covered.size(); ++c) {
+    const auto& cq = s.policy->cluster_queues[c];
+    const auto& p = cq.preemption;
+    s.preempts[c] = p.within_cluster_queue != policy::WithinClusterQueue::kNever ||
+                    p.reclaim_within_cohort != policy::ReclaimWithinCohort::kNever ||
+                    p.borrow_within_cohort != policy::BorrowWithinCohort::kNever;
+    s.group_resources.resize(s.covered.size());
+    s.group_resources[c].clear();
+    for (const auto& g : cq.resource_groups) {
+      auto& gr = s.group_resources[c].emplace_back();
+      for (const auto& name : g.covered_resources) gr.push_back(s.resources.intern(name));
+      for (const auto& name : g.covered_resources) {
+        State::CoveredResource cr{s.resources.intern(name), {}};
+        for (const auto& fq : g.flavors) {
+          const int f = s.tree->flavor_index(fq.flavor);
+          const int fr = f < 0 ? -1 : s.tree->fr_index(f, cr.resource);
+          if (fr >= 0) cr.frs.push_back(fr);
+        }
+        s.covered[c].push_back(std::move(cr));
+      }
+    }
+  }
+  s.placement_waiting.clear();
   s.priority_values.clear();
   for (const auto& pc : s.policy->priority_classes) s.priority_values[pc.name] = pc.value;
   s.cqs.assign(static_cast<std::size_t>(s.tree->cluster_queue_count()), CqState{});
@@ -482,8 +531,7 @@ bool Scheduler::State::try_entry(uint32_t id, Time now, std::vector<Decision>& o
                "quota");
     return false;
   }
-  if (const auto* lq = policy->local_queue(e.info.namespace_, e.info.local_queue);
-      lq && lq->stop_policy != policy::StopPolicy::kNone) {
+  if (e.lq && e.lq->stop_policy != policy::StopPolicy::kNone) {
     set_status(e, reason::kStopped, "LocalQueue " + e.local_queue + " is stopped (stopPolicy)",
                "quota");
     return false;
@@ -511,6 +559,7 @@ bool Scheduler::State::try_entry(uint32_t id, Time now, std::vector<Decision>& o
   if (a.mode == Assignment::Mode::kPreempt && preempt_for(id, a, now, out)) return false;
   if (e.reason != reason::kWaitingForPreemptionDelay || a.mode != Assignment::Mode::kPreempt)
     set_status(e, a.reason, a.message, a.holder);
+  if (e.reason == reason::kWaitingForNodes) placement_waiting.insert(e.cq);
   return false;
 }
 
@@ -559,8 +608,7 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     const QueueKey& k = *cur.it;
     const int64_t share = fair ? s.tree->dominant_resource_share(c) : 0;
     // Only a ClusterQueue in a cohort can borrow: spare the others a flavor assignment.
-    const bool borrows = s.tree->root_of(c) >= 0 &&
-                         s.assign(s.entries[k.entry], {}, false).mode == Assignment::Mode::kBorrow;
+    const bool borrows = s.tree->root_of(c) >= 0 && s.would_borrow(s.entries[k.entry]);
     heads.emplace(borrows, k.neg_priority, share, k.deadline_ms, k.queued_ms, c);
   };
   for (int c : s.dirty) {
@@ -582,7 +630,12 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     const QueueKey key = *cur.it;
     ++cur.it;  // before try: admission erases the key from the set
     const uint32_t id = key.entry;
-    const bool admitted = s.try_entry(id, now, out);
+    // A retry that quota alone rules out keeps the status it has: no assignment, no message.
+    const Entry& tried = s.entries[id];
+    const bool quick_no = tried.tried_gen != 0 && tried.reason == reason::kWaitingForQuota &&
+                          !s.preempts[static_cast<std::size_t>(c)] && !s.may_fit_quota(tried);
+    if (quick_no) ++s.stats.attempts;
+    const bool admitted = !quick_no && s.try_entry(id, now, out);
     auto& q = s.cqs[static_cast<std::size_t>(c)];
     if (!admitted) {
       Entry& e = s.entries[id];
@@ -599,6 +652,33 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     q.fresh.clear();
   }
   return out;
+}
+
+bool Scheduler::State::may_fit_quota(const Entry& e) const {
+  const auto& cov = covered[static_cast<std::size_t>(e.cq)];
+  for (const auto& t : e.total) {
+    if (t.milli <= 0) continue;
+    for (const auto& cr : cov) {
+      if (cr.resource != t.resource) continue;
+      int64_t best = INT64_MIN;
+      for (int fr : cr.frs) best = std::max(best, tree->available(e.cq, fr));
+      if (t.milli > best) return false;
+      break;
+    }
+  }
+  return true;
+}
+
+bool Scheduler::State::would_borrow(const Entry& e) const {
+  const auto& cov = covered[static_cast<std::size_t>(e.cq)];
+  for (const auto& t : e.total) {
+    for (const auto& cr : cov) {
+      if (cr.resource != t.resource || cr.frs.empty()) continue;
+      if (tree->would_borrow(e.cq, cr.frs.front(), t.milli)) return true;
+      break;
+    }
+  }
+  return false;
 }
 
 std::vector<std::string> Scheduler::take_status_changes() {

@@ -48,7 +48,9 @@ struct Entry {
   WorkloadInfo info;
   EntryState state = EntryState::kUnqueued;
   int cq = -1;
-  std::string local_queue;  // "namespace/name"
+  std::string local_queue;                 // "namespace/name"
+  const policy::LocalQueue* lq = nullptr;  // in the policy in force (resolve())
+  Amounts total;                           // what all its pods ask for, by resource
   int32_t priority = 0;
   uint64_t seq = 0;
   QueueKey key;
@@ -98,6 +100,16 @@ struct Scheduler::State {
   std::vector<uint32_t> free_entries;
   std::unordered_map<std::string, uint32_t> by_key;
   std::vector<CqState> cqs;
+  std::unordered_map<std::string, const policy::LocalQueue*> local_queues;  // "ns/name"
+  // Per ClusterQueue: for each resource it covers, the (flavor, resource) pairs of its flavors.
+  struct CoveredResource {
+    int resource = 0;
+    std::vector<int> frs;
+  };
+  std::vector<std::vector<CoveredResource>> covered;
+  std::vector<std::vector<std::vector<int>>> group_resources;  // per ClusterQueue, per group
+  std::vector<bool> preempts;             // per ClusterQueue: any preemption rule is on
+  std::set<int> placement_waiting;        // ClusterQueues with work waiting for nodes, not quota
   std::vector<uint64_t> root_gen;         // per ClusterQueue: generation of the quota it shares
   std::set<int> dirty;                    // ClusterQueues to look at in the next pass
   std::multimap<Time, uint32_t> wakeups;  // entries to retry when a delay or protection ends
@@ -118,6 +130,11 @@ struct Scheduler::State {
   void set_status(Entry& e, const char* reason, std::string message, std::string holder);
   void resolve(Entry& e);  // queue, priority, duration from the policy
   bool try_entry(uint32_t id, Time now, std::vector<Decision>& out);
+  // False when the quota cannot hold the workload whatever the flavor: a retry can skip the
+  // full assignment (exact: an upper bound of what any flavor offers).
+  bool may_fit_quota(const Entry& e) const;
+  // Whether the workload would borrow on its first flavors (orders heads across queues).
+  bool would_borrow(const Entry& e) const;
 
   // flavor_assignment.cpp
   // counts empty: the pod sets' own. force: take the preferred (else first) flavors whatever the
