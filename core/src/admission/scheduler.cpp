@@ -596,10 +596,23 @@ std::vector<Decision> Scheduler::schedule(Time now) {
   auto push_head = [&](int c) {
     auto& cur = cursors[static_cast<std::size_t>(c)];
     auto& q = s.cqs[static_cast<std::size_t>(c)];
-    // Skip what was already tried at this generation (nothing changed for it).
+    const uint64_t gen = s.root_gen[static_cast<std::size_t>(c)];
+    const bool preempts = s.preempts[static_cast<std::size_t>(c)];
     while (cur.it != cur.set->end()) {
-      const Entry& e = s.entries[cur.it->entry];
-      if (e.tried_gen != s.root_gen[static_cast<std::size_t>(c)]) break;
+      Entry& e = s.entries[cur.it->entry];
+      if (e.tried_gen != gen) {
+        // A retry that quota alone rules out is settled here, without competing for the head:
+        // it keeps its status (WaitingForQuota), and costs a few quota reads.
+        if (e.tried_gen == 0 || e.reason != reason::kWaitingForQuota || preempts ||
+            s.may_fit_quota(e))
+          break;
+        ++s.stats.attempts;
+        e.tried_gen = gen;
+        if (cur.strict || ++cur.failures >= kBestEffortLookahead) return;
+        ++cur.it;
+        continue;
+      }
+      // Already tried at this generation: nothing changed for it.
       if (cur.strict) return;  // the head still blocks a StrictFIFO queue
       ++cur.it;
     }
@@ -630,12 +643,7 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     const QueueKey key = *cur.it;
     ++cur.it;  // before try: admission erases the key from the set
     const uint32_t id = key.entry;
-    // A retry that quota alone rules out keeps the status it has: no assignment, no message.
-    const Entry& tried = s.entries[id];
-    const bool quick_no = tried.tried_gen != 0 && tried.reason == reason::kWaitingForQuota &&
-                          !s.preempts[static_cast<std::size_t>(c)] && !s.may_fit_quota(tried);
-    if (quick_no) ++s.stats.attempts;
-    const bool admitted = !quick_no && s.try_entry(id, now, out);
+    const bool admitted = s.try_entry(id, now, out);
     auto& q = s.cqs[static_cast<std::size_t>(c)];
     if (!admitted) {
       Entry& e = s.entries[id];
