@@ -39,7 +39,9 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   std::optional<Time> unprotected_at;
   auto eligible = [&](const Entry& w) {
     if (w.state != EntryState::kAdmitted || !uses_needed(w)) return false;
-    if (e.evicted_by == w.info.key) return false;  // never preempt back: no loops
+    // Never preempt back one that evicted it: no loops.
+    if (std::find(e.evicted_by.begin(), e.evicted_by.end(), w.info.key) != e.evicted_by.end())
+      return false;
     if (adm.preemption_protection.count() > 0 && w.admitted_at + adm.preemption_protection > now) {
       const Time t = w.admitted_at + adm.preemption_protection;
       if (!unprotected_at || t < *unprotected_at) unprotected_at = t;
@@ -233,7 +235,7 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
     Entry& w = entries[cands[i].id];
     w.state = EntryState::kEvicting;
     w.preemptor = id;
-    w.evicted_by = e.info.key;
+    w.evicted_by.push_back(e.info.key);
     e.victims.push_back(cands[i].id);
     ++e.victims_in_flight;
     ++stats.preemptions;

@@ -49,6 +49,53 @@ void Scheduler::State::set_status(Entry& e, const char* r, std::string message,
   e.reason = r;
   e.message = std::move(message);
   e.holder = std::move(holder_);
+  track_blocked(e);
+}
+
+int64_t Scheduler::State::gpu_need(const Entry& e) const {
+  for (const auto& t : e.total)
+    if (t.resource == gpu) return t.milli;
+  return 0;
+}
+
+int64_t Scheduler::State::gpu_cap(int cq) const {
+  int64_t best = INT64_MIN;
+  for (const auto& cr : covered[static_cast<std::size_t>(cq)])
+    if (cr.resource == gpu)
+      for (int fr : cr.frs) best = std::max(best, tree->available(cq, fr));
+  return best;
+}
+
+int64_t Scheduler::State::node_gpu_cap(int cq) const {
+  int64_t best = INT64_MIN;
+  for (const auto& cr : covered[static_cast<std::size_t>(cq)])
+    if (cr.resource == gpu)
+      for (int fr : cr.frs) best = std::max(best, nodes.free(tree->fr_flavor(fr), gpu));
+  return best;
+}
+
+void Scheduler::State::track_blocked(Entry& e) {
+  if (e.state != EntryState::kPending || e.cq < 0) return;
+  auto& q = cqs[static_cast<std::size_t>(e.cq)];
+  const int64_t need = gpu_need(e);
+  const bool on_quota = e.reason == reason::kWaitingForQuota && need > 0;
+  const bool on_nodes = e.reason == reason::kWaitingForNodes && need > 0;
+  const bool was = e.blocked_gpus >= 0;
+  if (was && on_quota == !e.blocked_on_nodes && on_nodes == e.blocked_on_nodes) return;
+  if (!was && !on_quota && !on_nodes) return;
+  if (was) {
+    (e.blocked_on_nodes ? q.nodes_blocked : q.quota_blocked).erase({e.blocked_gpus, e.key});
+  } else {
+    q.unblocked.erase(e.key);
+  }
+  e.blocked_gpus = -1;
+  if (on_quota || on_nodes) {
+    (on_nodes ? q.nodes_blocked : q.quota_blocked).emplace(need, e.key);
+    e.blocked_gpus = need;
+    e.blocked_on_nodes = on_nodes;
+  } else {
+    q.unblocked.insert(e.key);
+  }
 }
 
 // Queue, priority and expected duration from the policy; the ClusterQueue must admit the
@@ -127,6 +174,8 @@ void Scheduler::State::enqueue(uint32_t id, Time) {
   e.tried_gen = 0;
   auto& q = cqs[static_cast<std::size_t>(e.cq)];
   q.pending.insert(e.key);
+  q.unblocked.insert(e.key);
+  e.blocked_gpus = -1;
   q.fresh.insert(e.key);
   if (e.info.deadline) q.deadlined.insert(e.key);
   dirty.insert(e.cq);
@@ -142,6 +191,12 @@ void Scheduler::State::dequeue(uint32_t id) {
     q.pending.erase(e.key);
     q.fresh.erase(e.key);
     q.deadlined.erase(e.key);
+    if (e.blocked_gpus >= 0) {
+      (e.blocked_on_nodes ? q.nodes_blocked : q.quota_blocked).erase({e.blocked_gpus, e.key});
+    } else {
+      q.unblocked.erase(e.key);
+    }
+    e.blocked_gpus = -1;
     --stats.pending;
   } else if (e.state == EntryState::kUnqueued) {
     std::erase(unqueued, id);
@@ -237,15 +292,22 @@ void Scheduler::State::release(uint32_t id, Time) {
   e.placement.reset();
   e.state = EntryState::kUnqueued;
   capacity_changed(e.cq);
-  // Nodes it leaves may be what work in other cohorts waits for.
-  for (int c : placement_waiting) {
+  // Nodes it leaves may be what work in other cohorts waits for: wake the queues whose smallest
+  // node-blocked workload now has enough free GPUs on the nodes to be worth a try.
+  for (auto it = placement_waiting.begin(); it != placement_waiting.end();) {
+    const int c = *it;
+    auto& q = cqs[static_cast<std::size_t>(c)];
+    if (!q.nodes_blocked.empty() && q.nodes_blocked.begin()->first > node_gpu_cap(c)) {
+      ++it;
+      continue;
+    }
     ++root_gen[static_cast<std::size_t>(c)];
-    if (!cqs[static_cast<std::size_t>(c)].pending.empty()) {
-      cqs[static_cast<std::size_t>(c)].retry_all = true;
+    if (!q.pending.empty()) {
+      q.retry_all = true;
       dirty.insert(c);
     }
+    it = placement_waiting.erase(it);
   }
-  placement_waiting.clear();
 }
 
 void Scheduler::upsert_workload(WorkloadInfo w, Time now) {
@@ -581,11 +643,18 @@ std::vector<Decision> Scheduler::schedule(Time now) {
   if (s.dirty.empty()) return out;
 
   // One cursor per ClusterQueue; heads compete across ClusterQueues in Kueue's order.
+  // Walks a set (new work, StrictFIFO) or, after a release, a list of what may now fit.
   struct Cursor {
     std::set<QueueKey>* set = nullptr;
     std::set<QueueKey>::iterator it;
+    std::vector<QueueKey> list;
+    std::size_t pos = 0;
+    bool use_list = false;
     std::size_t failures = 0;
     bool strict = false;
+    bool done() const { return use_list ? pos >= list.size() : it == set->end(); }
+    const QueueKey& key() const { return use_list ? list[pos] : *it; }
+    void next() { use_list ? (void)++pos : (void)++it; }
   };
   std::vector<Cursor> cursors(s.cqs.size());
   // Kueue's order across ClusterQueues: what fits within nominal quota before what borrows, then
@@ -598,8 +667,12 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     auto& q = s.cqs[static_cast<std::size_t>(c)];
     const uint64_t gen = s.root_gen[static_cast<std::size_t>(c)];
     const bool preempts = s.preempts[static_cast<std::size_t>(c)];
-    while (cur.it != cur.set->end()) {
-      Entry& e = s.entries[cur.it->entry];
+    while (!cur.done()) {
+      Entry& e = s.entries[cur.key().entry];
+      if (e.state != EntryState::kPending || !(e.key == cur.key())) {  // gone since listed
+        cur.next();
+        continue;
+      }
       if (e.tried_gen != gen) {
         // A retry that quota alone rules out is settled here, without competing for the head:
         // it keeps its status (WaitingForQuota), and costs a few quota reads.
@@ -609,16 +682,16 @@ std::vector<Decision> Scheduler::schedule(Time now) {
         ++s.stats.attempts;
         e.tried_gen = gen;
         if (cur.strict || ++cur.failures >= kBestEffortLookahead) return;
-        ++cur.it;
+        cur.next();
         continue;
       }
       // Already tried at this generation: nothing changed for it.
       if (cur.strict) return;  // the head still blocks a StrictFIFO queue
-      ++cur.it;
+      cur.next();
     }
-    if (cur.it == cur.set->end()) return;
+    if (cur.done()) return;
     (void)q;
-    const QueueKey& k = *cur.it;
+    const QueueKey& k = cur.key();
     const int64_t share = fair ? s.tree->dominant_resource_share(c) : 0;
     // Only a ClusterQueue in a cohort can borrow: spare the others a flavor assignment.
     const bool borrows = s.tree->root_of(c) >= 0 && s.would_borrow(s.entries[k.entry]);
@@ -631,6 +704,22 @@ std::vector<Decision> Scheduler::schedule(Time now) {
                  policy::QueueingStrategy::kStrictFIFO;
     cur.set = (q.retry_all || cur.strict) ? &q.pending : &q.fresh;
     cur.it = cur.set->begin();
+    if (q.retry_all && !cur.strict && !s.preempts[static_cast<std::size_t>(c)]) {
+      // After a release: what waits for GPU quota is retried only up to what the queue can now
+      // get (exact: the most any flavor offers); everything else is retried.
+      const int64_t cap = s.gpu_cap(c);
+      cur.use_list = true;
+      cur.list.assign(q.unblocked.begin(), q.unblocked.end());
+      for (auto it = q.quota_blocked.begin(); it != q.quota_blocked.end() && it->first <= cap; ++it)
+        cur.list.push_back(it->second);
+      // Those waiting for nodes: up to the free GPUs of the flavor's nodes (a gang never fits
+      // in fewer free GPUs than it asks for).
+      const int64_t node_cap = std::min(cap, s.node_gpu_cap(c));
+      for (auto it = q.nodes_blocked.begin(); it != q.nodes_blocked.end() && it->first <= node_cap;
+           ++it)
+        cur.list.push_back(it->second);
+      std::sort(cur.list.begin(), cur.list.end());
+    }
     push_head(c);
   }
   std::vector<int> touched(s.dirty.begin(), s.dirty.end());
@@ -640,8 +729,8 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     const int c = std::get<5>(heads.top());
     heads.pop();
     auto& cur = cursors[static_cast<std::size_t>(c)];
-    const QueueKey key = *cur.it;
-    ++cur.it;  // before try: admission erases the key from the set
+    const QueueKey key = cur.key();
+    cur.next();  // before try: admission erases the key from the set
     const uint32_t id = key.entry;
     const bool admitted = s.try_entry(id, now, out);
     auto& q = s.cqs[static_cast<std::size_t>(c)];

@@ -70,19 +70,27 @@ struct Entry {
   const char* reason = reason::kPending;
   std::string message;
   std::string holder;
-  uint64_t tried_gen = 0;  // generation of its root when it last failed
+  uint64_t tried_gen = 0;         // generation of its root when it last failed
+  int64_t blocked_gpus = -1;      // in CqState::quota_blocked or nodes_blocked with this GPU need
+  bool blocked_on_nodes = false;  // which of the two
   std::optional<Time> preemption_wanted_since;
   int victims_in_flight = 0;
-  std::string evicted_by;           // the preemptor that evicted it (never preempts it back)
-  std::vector<uint32_t> victims;    // evicting on its behalf
-  uint32_t preemptor = UINT32_MAX;  // kEvicting: who it makes room for
+  std::vector<std::string> evicted_by;  // preemptors that evicted it (never preempted back)
+  std::vector<uint32_t> victims;        // evicting on its behalf
+  uint32_t preemptor = UINT32_MAX;      // kEvicting: who it makes room for
   bool live = false;
 };
 
 struct CqState {
   std::set<QueueKey> pending;
-  std::set<QueueKey> fresh;        // not tried since the last change that could help them
-  std::set<QueueKey> deadlined;    // pending ones with a deadline
+  std::set<QueueKey> fresh;      // not tried since the last change that could help them
+  std::set<QueueKey> deadlined;  // pending ones with a deadline
+  // Pending ones that wait for GPU quota, by GPU need, and the rest of pending: after a release
+  // only those no larger than what the queue can now get are retried (cost does not grow with
+  // the backlog).
+  std::set<std::pair<int64_t, QueueKey>> quota_blocked;
+  std::set<std::pair<int64_t, QueueKey>> nodes_blocked;  // the same for free GPUs on nodes
+  std::set<QueueKey> unblocked;
   bool retry_all = false;          // capacity changed: walk all pending again
   std::vector<uint32_t> admitted;  // admitted or evicting entries
   bool active = true;              // every flavor it names exists
@@ -135,6 +143,11 @@ struct Scheduler::State {
   bool may_fit_quota(const Entry& e) const;
   // Whether the workload would borrow on its first flavors (orders heads across queues).
   bool would_borrow(const Entry& e) const;
+  // Keeps the entry in quota_blocked or unblocked as its reason says.
+  void track_blocked(Entry& e);
+  int64_t gpu_need(const Entry& e) const;
+  int64_t gpu_cap(int cq) const;       // the most GPU quota any of its flavors offers now
+  int64_t node_gpu_cap(int cq) const;  // the most free GPUs on the nodes of any of its flavors
 
   // flavor_assignment.cpp
   // counts empty: the pod sets' own. force: take the preferred (else first) flavors whatever the
