@@ -52,6 +52,18 @@ void Scheduler::State::set_status(Entry& e, const char* r, std::string message,
   track_blocked(e);
 }
 
+namespace {
+// Empty buckets stay until the end of the pass: a pass may hold iterators into them.
+void unbucket(CqState::Buckets& b, int64_t need, const QueueKey& key) {
+  auto it = b.find(need);
+  if (it != b.end()) it->second.erase(key);
+}
+
+void drop_empty(CqState::Buckets& b) {
+  std::erase_if(b, [](const auto& kv) { return kv.second.empty(); });
+}
+}  // namespace
+
 int64_t Scheduler::State::gpu_need(const Entry& e) const {
   for (const auto& t : e.total)
     if (t.resource == gpu) return t.milli;
@@ -84,13 +96,13 @@ void Scheduler::State::track_blocked(Entry& e) {
   if (was && on_quota == !e.blocked_on_nodes && on_nodes == e.blocked_on_nodes) return;
   if (!was && !on_quota && !on_nodes) return;
   if (was) {
-    (e.blocked_on_nodes ? q.nodes_blocked : q.quota_blocked).erase({e.blocked_gpus, e.key});
+    unbucket(e.blocked_on_nodes ? q.nodes_blocked : q.quota_blocked, e.blocked_gpus, e.key);
   } else {
     q.unblocked.erase(e.key);
   }
   e.blocked_gpus = -1;
   if (on_quota || on_nodes) {
-    (on_nodes ? q.nodes_blocked : q.quota_blocked).emplace(need, e.key);
+    (on_nodes ? q.nodes_blocked : q.quota_blocked)[need].insert(e.key);
     e.blocked_gpus = need;
     e.blocked_on_nodes = on_nodes;
   } else {
@@ -192,7 +204,7 @@ void Scheduler::State::dequeue(uint32_t id) {
     q.fresh.erase(e.key);
     q.deadlined.erase(e.key);
     if (e.blocked_gpus >= 0) {
-      (e.blocked_on_nodes ? q.nodes_blocked : q.quota_blocked).erase({e.blocked_gpus, e.key});
+      unbucket(e.blocked_on_nodes ? q.nodes_blocked : q.quota_blocked, e.blocked_gpus, e.key);
     } else {
       q.unblocked.erase(e.key);
     }
@@ -647,14 +659,30 @@ std::vector<Decision> Scheduler::schedule(Time now) {
   struct Cursor {
     std::set<QueueKey>* set = nullptr;
     std::set<QueueKey>::iterator it;
-    std::vector<QueueKey> list;
-    std::size_t pos = 0;
-    bool use_list = false;
+    // After a release: a merge, in queue order, of the unblocked and of each bucket of blocked
+    // workloads that may now fit; a bucket is dropped as soon as its need exceeds what is left.
+    struct Source {
+      std::set<QueueKey>::iterator it, end;
+      int64_t need = 0;
+      int kind = 0;  // 0 unblocked, 1 waits for quota, 2 waits for nodes
+    };
+    std::vector<Source> sources;
+    int src = -1;
+    bool merge = false;
     std::size_t failures = 0;
     bool strict = false;
-    bool done() const { return use_list ? pos >= list.size() : it == set->end(); }
-    const QueueKey& key() const { return use_list ? list[pos] : *it; }
-    void next() { use_list ? (void)++pos : (void)++it; }
+    bool done() {
+      if (!merge) return it == set->end();
+      src = -1;
+      for (int i = 0; i < static_cast<int>(sources.size()); ++i) {
+        const auto& x = sources[static_cast<std::size_t>(i)];
+        if (x.it != x.end && (src < 0 || *x.it < *sources[static_cast<std::size_t>(src)].it))
+          src = i;
+      }
+      return src < 0;
+    }
+    const QueueKey& key() const { return merge ? *sources[static_cast<std::size_t>(src)].it : *it; }
+    void next() { merge ? (void)++sources[static_cast<std::size_t>(src)].it : (void)++it; }
   };
   std::vector<Cursor> cursors(s.cqs.size());
   // Kueue's order across ClusterQueues: what fits within nominal quota before what borrows, then
@@ -668,6 +696,15 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     const uint64_t gen = s.root_gen[static_cast<std::size_t>(c)];
     const bool preempts = s.preempts[static_cast<std::size_t>(c)];
     while (!cur.done()) {
+      if (cur.merge && cur.sources[static_cast<std::size_t>(cur.src)].kind != 0) {
+        auto& src = cur.sources[static_cast<std::size_t>(cur.src)];
+        const int64_t left =
+            src.kind == 1 ? s.gpu_cap(c) : std::min(s.gpu_cap(c), s.node_gpu_cap(c));
+        if (src.need > left) {  // none of this bucket fits any more in this pass
+          src.it = src.end;
+          continue;
+        }
+      }
       Entry& e = s.entries[cur.key().entry];
       if (e.state != EntryState::kPending || !(e.key == cur.key())) {  // gone since listed
         cur.next();
@@ -708,17 +745,19 @@ std::vector<Decision> Scheduler::schedule(Time now) {
       // After a release: what waits for GPU quota is retried only up to what the queue can now
       // get (exact: the most any flavor offers); everything else is retried.
       const int64_t cap = s.gpu_cap(c);
-      cur.use_list = true;
-      cur.list.assign(q.unblocked.begin(), q.unblocked.end());
-      for (auto it = q.quota_blocked.begin(); it != q.quota_blocked.end() && it->first <= cap; ++it)
-        cur.list.push_back(it->second);
+      cur.merge = true;
+      cur.sources.push_back({q.unblocked.begin(), q.unblocked.end(), 0, 0});
+      for (auto& [need, keys] : q.quota_blocked) {
+        if (need > cap) break;
+        cur.sources.push_back({keys.begin(), keys.end(), need, 1});
+      }
       // Those waiting for nodes: up to the free GPUs of the flavor's nodes (a gang never fits
       // in fewer free GPUs than it asks for).
       const int64_t node_cap = std::min(cap, s.node_gpu_cap(c));
-      for (auto it = q.nodes_blocked.begin(); it != q.nodes_blocked.end() && it->first <= node_cap;
-           ++it)
-        cur.list.push_back(it->second);
-      std::sort(cur.list.begin(), cur.list.end());
+      for (auto& [need, keys] : q.nodes_blocked) {
+        if (need > node_cap) break;
+        cur.sources.push_back({keys.begin(), keys.end(), need, 2});
+      }
     }
     push_head(c);
   }
@@ -747,6 +786,8 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     auto& q = s.cqs[static_cast<std::size_t>(c)];
     q.retry_all = false;
     q.fresh.clear();
+    drop_empty(q.quota_blocked);
+    drop_empty(q.nodes_blocked);
   }
   return out;
 }

@@ -88,8 +88,9 @@ struct CqState {
   // Pending ones that wait for GPU quota, by GPU need, and the rest of pending: after a release
   // only those no larger than what the queue can now get are retried (cost does not grow with
   // the backlog).
-  std::set<std::pair<int64_t, QueueKey>> quota_blocked;
-  std::set<std::pair<int64_t, QueueKey>> nodes_blocked;  // the same for free GPUs on nodes
+  using Buckets = std::map<int64_t, std::set<QueueKey>>;  // by GPU need, each in queue order
+  Buckets quota_blocked;
+  Buckets nodes_blocked;  // the same for free GPUs on nodes
   std::set<QueueKey> unblocked;
   bool retry_all = false;          // capacity changed: walk all pending again
   std::vector<uint32_t> admitted;  // admitted or evicting entries
