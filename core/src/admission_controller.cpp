@@ -61,6 +61,8 @@ AdmissionController::AdmissionController(bus::Subjects subjects, std::string sou
 
 AdmissionController::~AdmissionController() = default;
 
+void AdmissionController::refuse_policy(const std::string& why) { impl_->refuse(why); }
+
 bool AdmissionController::active() const { return impl_->scheduler != nullptr; }
 const std::string& AdmissionController::policy_text() const { return impl_->policy_text; }
 std::vector<bus::Message> AdmissionController::take_output() {

@@ -209,7 +209,8 @@ IntakeStats Daemon::stats() const {
 
 std::string Daemon::state_json() const {
   std::shared_lock lock(model_mu_);
-  return render_state_json(model_, counters_->stats, config_);
+  return render_state_json(model_, counters_->stats, config_,
+                           admission_ ? admission_->queues_json(model_) : "[]");
 }
 
 std::string Daemon::plugins_json() const {
@@ -230,15 +231,8 @@ Status Daemon::reload_policy() {
   if (!admission_) return Status::invalid("gpuaasd runs without --policy: nothing to reload");
   auto text = policy_set_object(config_.policy_files);
   if (!text) {
-    spdlog::error("policy refused, the running one stays:\n{}", text.status().message());
-    if (registry_) {
-      telemetry::BuildCounter()
-          .Name("gpuaas_policy_reloads_total")
-          .Help("Policy sets offered to the admission engine, by result.")
-          .Register(*registry_)
-          .Add({{"result", "refused"}})
-          .Increment();
-    }
+    std::shared_lock lock(model_mu_);
+    admission_->refuse_policy("\n" + text.status().message());
     return text.status();
   }
   {

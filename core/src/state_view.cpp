@@ -85,7 +85,8 @@ json demand_json(const v1::WorkloadDemand& d) {
   for (const auto& s : d.pod_sets()) {
     json per_pod = json::object();
     for (const auto& r : s.per_pod()) {
-      per_pod[r.name()] = r.name() == kGpuResource ? gpus(r.milli()) : json(format_milli(r.milli()));
+      per_pod[r.name()] =
+          r.name() == kGpuResource ? gpus(r.milli()) : json(format_milli(r.milli()));
       // Saturating: a huge replica count must not wrap around.
       int64_t part = 0;
       int64_t& sum = total[r.name()];
@@ -164,7 +165,7 @@ json workload_json(const ClusterModel& model, const std::string& key, const Kube
 }  // namespace
 
 std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
-                              const DaemonConfig& config) {
+                              const DaemonConfig& config, const std::string& cluster_queues_json) {
   json nodes = json::array();
   for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n));
   json pools = json::object();
@@ -190,6 +191,7 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
       {"pods", {{"total", model.pods().size()}, {"running", running}}},
       {"metrics", {{"series", model.metrics().series_count()}}},
       {"policies", config.policy_files},
+      {"cluster_queues", json::parse(cluster_queues_json, nullptr, false)},
       {"intake",
        {{"events_applied", stats.events_applied},
         {"events_replayed", stats.events_replayed},

@@ -93,6 +93,15 @@ int64_t Workload::count_at(const std::string& pointer, int64_t fallback) const {
   throw InvalidInput(pointer + ": want a non-negative integer, got " + v->dump());
 }
 
+int64_t Workload::int32_count_at(const std::string& pointer, int64_t fallback) const {
+  const int64_t n = count_at(pointer, fallback);
+  if (n > INT32_MAX) {
+    throw InvalidInput(pointer + ": " + std::to_string(n) +
+                       " is above the Kubernetes int32 maximum 2147483647");
+  }
+  return n;
+}
+
 bool Workload::flag_at(const std::string& pointer, bool fallback) const {
   const Json* v = find(pointer);
   if (v == nullptr || v->is_null()) return fallback;

@@ -139,6 +139,25 @@ TEST_F(AdmissionEndToEnd, AdmitsWhatFitsExplainsTheRestAndMovesOnDelete) {
     EXPECT_EQ(hint["podSets"][0]["nodes"]["h100-a"], 1) << hint.dump();
   }
   EXPECT_EQ(admitted, (std::set<std::string>{"job-1", "job-2"}));
+  // gpuaasctl state shows the ClusterQueue's reservation.
+  json cq;
+  ASSERT_TRUE(eventually([&] {
+    auto r = ctl("state --json");
+    auto st = json::parse(r.out, nullptr, false);
+    if (!st.is_object() || st["cluster_queues"].empty()) return false;
+    cq = st["cluster_queues"][0];
+    return cq["admitted"] == 2;
+  })) << cq.dump();
+  EXPECT_EQ(cq["name"], "batch");
+  EXPECT_EQ(cq["pending"], 1);
+  bool gpus_seen = false;
+  for (const auto& r : cq["resources"])
+    if (r["resource"] == "nvidia.com/gpu") {
+      gpus_seen = true;
+      EXPECT_EQ(r["usage"], "4");
+      EXPECT_EQ(r["nominal"], "4");
+    }
+  EXPECT_TRUE(gpus_seen) << cq.dump();
 
   json x;
   ASSERT_TRUE(eventually([&] {

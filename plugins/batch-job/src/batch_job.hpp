@@ -31,10 +31,6 @@ struct Config {
   static Config parse(const Json& config);  // throws InvalidInput
 };
 
-// Kubernetes int32 fields (parallelism, completions, status counts): the value at `pointer`,
-// `fallback` when absent or null.
-int64_t int32_at(const Workload& w, const std::string& pointer, int64_t fallback);
-
 v1::WorkloadDemand job_demand(const Workload& w, const Config& config);
 v1::WorkloadLifecycle job_lifecycle(const Workload& w);
 plugin::Patch job_admit(const Workload& w, const v1::ActionRequest& request);

@@ -61,9 +61,9 @@ int64_t min_parallelism(const Workload& w) {
 v1::WorkloadDemand job_demand(const Workload& w, const Config& config) {
   v1::WorkloadDemand d = plugin::demand_of(w);
   // The API server defaults parallelism to 1; completions unset means "until one succeeds".
-  int64_t count = int32_at(w, "/spec/parallelism", 1);
+  int64_t count = w.int32_count_at("/spec/parallelism", 1);
   if (const Json* c = w.find("/spec/completions"); c != nullptr && !c->is_null()) {
-    count = std::min(count, int32_at(w, "/spec/completions", 0));
+    count = std::min(count, w.int32_count_at("/spec/completions", 0));
   }
   v1::PodSet set = plugin::pod_set(kPodSetName, count, w.at(kPodSpec), kPodSpec);
   if (config.partial_admission) {

@@ -27,8 +27,8 @@ v1::WorkloadLifecycle job_lifecycle(const Workload& w) {
     return plugin::lifecycle(v1::WorkloadLifecycle::SUCCEEDED, describe(w, "Complete"));
   }
   // Read before the suspend flag: a malformed count is refused whatever the state.
-  const int64_t active = int32_at(w, "/status/active", 0);
-  const int64_t ready = int32_at(w, "/status/ready", 0);
+  const int64_t active = w.int32_count_at("/status/active", 0);
+  const int64_t ready = w.int32_count_at("/status/ready", 0);
   if (w.flag_at(kSuspend, false)) {
     return plugin::lifecycle(v1::WorkloadLifecycle::SUSPENDED, "spec.suspend is true");
   }

@@ -31,13 +31,4 @@ Config Config::parse(const Json& config) {
   return c;
 }
 
-int64_t int32_at(const Workload& w, const std::string& pointer, int64_t fallback) {
-  int64_t n = w.count_at(pointer, fallback);
-  if (n > INT32_MAX) {
-    throw plugin::InvalidInput(pointer + ": " + std::to_string(n) +
-                               " is above the Kubernetes int32 maximum 2147483647");
-  }
-  return n;
-}
-
 }  // namespace gpuaas::kubeflow_training

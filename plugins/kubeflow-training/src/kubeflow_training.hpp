@@ -26,9 +26,6 @@ struct Config {
   static Config parse(const Json& config);  // throws InvalidInput
 };
 
-// Kubernetes int32 fields (replicas, numNodes): the value at `pointer`, `fallback` when absent.
-int64_t int32_at(const Workload& w, const std::string& pointer, int64_t fallback);
-
 // --- Kinds with replica specs: PyTorchJob, TFJob, MPIJob --------------------------------------
 
 struct ReplicaKind {

@@ -66,7 +66,7 @@ std::vector<Replica> replicas(const Workload& w, const ReplicaKind& kind) {
 v1::WorkloadDemand replica_demand(const Workload& w, const ReplicaKind& kind) {
   v1::WorkloadDemand d = plugin::demand_of(w);
   for (const auto& r : replicas(w, kind)) {
-    const int64_t count = int32_at(w, r.pointer + "/replicas", 1);
+    const int64_t count = w.int32_count_at(r.pointer + "/replicas", 1);
     v1::PodSet set = plugin::pod_set(lower(r.type), count, w.at(r.pod_spec()), r.pod_spec());
     // PyTorch elastic training runs with anything from minReplicas workers up.
     if (kind.kind == "PyTorchJob" && r.type == "Worker") {
@@ -76,7 +76,7 @@ v1::WorkloadDemand replica_demand(const Workload& w, const ReplicaKind& kind) {
       }
       if (const Json* m = w.find("/spec/elasticPolicy/minReplicas");
           m != nullptr && !m->is_null()) {
-        const int64_t min = int32_at(w, "/spec/elasticPolicy/minReplicas", 0);
+        const int64_t min = w.int32_count_at("/spec/elasticPolicy/minReplicas", 0);
         // 0 in min_count means "all": an elastic minimum of 0 still needs one worker to start.
         set.set_min_count(std::clamp<int64_t>(min, std::min<int64_t>(1, count), count));
       }

@@ -66,7 +66,7 @@ v1::WorkloadDemand trainjob_demand(const Workload& w, const Config& config) {
     throw plugin::InvalidInput("/spec/trainer: not an object");
   }
   // numNodes defaults to the runtime's mlPolicy.numNodes, which is not visible here: 1.
-  const int64_t count = int32_at(w, "/spec/trainer/numNodes", 1);
+  const int64_t count = w.int32_count_at("/spec/trainer/numNodes", 1);
   Json resources = Json::object();
   if (const Json* r = w.find(kResources); r != nullptr && !r->is_null()) {
     if (!r->is_object()) throw plugin::InvalidInput(std::string(kResources) + ": not an object");

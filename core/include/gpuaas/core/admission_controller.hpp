@@ -42,6 +42,9 @@ class AdmissionController {
   void after_event(ClusterModel& model, std::string_view event_id);
   std::vector<bus::Message> take_output();
 
+  // A policy set refused before it reached the stream (the files did not validate): logged and
+  // counted like one refused on arrival.
+  void refuse_policy(const std::string& why);
   // Whether a policy set is in force (without one, nothing is admitted or explained).
   bool active() const;
   // The PolicySet object text last applied (to tell whether the files changed).

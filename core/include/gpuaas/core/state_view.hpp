@@ -10,7 +10,9 @@
 
 namespace gpuaas::core {
 
+// `cluster_queues_json`: the admission engine's ClusterQueues (a JSON array), "[]" without one.
 std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
-                              const DaemonConfig& config);
+                              const DaemonConfig& config,
+                              const std::string& cluster_queues_json = "[]");
 
 }  // namespace gpuaas::core

@@ -41,6 +41,8 @@ class Workload {
   const Json& at(const std::string& pointer) const;
   // An integer at a pointer: `fallback` when absent; InvalidInput when not a non-negative integer.
   int64_t count_at(const std::string& pointer, int64_t fallback) const;
+  // The same for Kubernetes' int32 fields (replicas, parallelism): InvalidInput above 2^31-1.
+  int64_t int32_count_at(const std::string& pointer, int64_t fallback) const;
   // A boolean at a pointer: `fallback` when absent; InvalidInput when not a boolean.
   bool flag_at(const std::string& pointer, bool fallback) const;
 
