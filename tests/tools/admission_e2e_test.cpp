@@ -191,6 +191,27 @@ TEST_F(AdmissionEndToEnd, AdmitsWhatFitsExplainsTheRestAndMovesOnDelete) {
       << d->log();
   EXPECT_EQ(explain("team-a/job-3")["state"], "Admitted");
   EXPECT_EQ(explain("team-a/job-2")["state"], "Admitted");
+
+  // Bad input on the bus: a malformed PolicySet object is refused with its reason; a bad
+  // deadline annotation is named and ignored, and the job still queues.
+  ASSERT_EQ(ctl("apply -f " + write("bad-set.yaml",
+                                    "apiVersion: gpuaas.io/v1alpha1\nkind: PolicySet\n"
+                                    "metadata: {name: active}\nspec: {files: 7}\n"))
+                .exit_code,
+            0);
+  EXPECT_TRUE(eventually([&] {
+    return d->log().find("policy refused, the running one stays: PolicySet object") !=
+           std::string::npos;
+  })) << d->log();
+  std::string late = job("job-4");
+  late.replace(late.find("  labels:"), 0, "  annotations: {gpuaas.io/deadline: tomorrow}\n");
+  ASSERT_EQ(ctl("apply -f " + write("job-4.yaml", late)).exit_code, 0);
+  EXPECT_TRUE(eventually([&] { return explain("team-a/job-4")["reason"] == "WaitingForQuota"; }))
+      << d->log();
+  EXPECT_NE(d->log().find("gpuaas.io/deadline: \"tomorrow\" is not an RFC 3339 time"),
+            std::string::npos)
+      << d->log();
+  EXPECT_EQ(explain("team-a/job-2")["state"], "Admitted");
   EXPECT_EQ(d->stop(), 0);
 }
 

@@ -19,7 +19,7 @@ using nlohmann::json;
 // kubectl learns scope from API discovery; without an API server, the cluster-scoped kinds gpuaas
 // meets are listed here. Everything else is namespaced.
 bool cluster_scoped(const std::string& kind) {
-  static const std::array<const char*, 20> kinds = {"Node",
+  static const std::array<const char*, 21> kinds = {"Node",
                                                     "Namespace",
                                                     "PersistentVolume",
                                                     "ClusterRole",
@@ -38,7 +38,8 @@ bool cluster_scoped(const std::string& kind) {
                                                     "CSIDriver",
                                                     "CSINode",
                                                     "VolumeAttachment",
-                                                    "APIService"};
+                                                    "APIService",
+                                                    "PolicySet"};  // gpuaas.io: the policy in force
   return std::any_of(kinds.begin(), kinds.end(), [&](const char* k) { return kind == k; });
 }
 
