@@ -248,8 +248,8 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
 }
 
 Assignment Scheduler::State::assign_with_partial(const Entry& e) const {
-  Assignment full = assign(e, {}, true);
-  if ((full.mode == Mode::kFit || full.mode == Mode::kBorrow) && full.placement) return full;
+  Assignment full = assign(e, {}, node_fit());
+  if ((full.mode == Mode::kFit || full.mode == Mode::kBorrow) && placed(full)) return full;
   bool partial = false;
   for (const auto& ps : e.info.pod_sets)
     partial = partial || (ps.min_count > 0 && ps.min_count < ps.count);
@@ -270,8 +270,8 @@ Assignment Scheduler::State::assign_with_partial(const Entry& e) const {
   std::optional<Assignment> best;
   while (lo <= hi) {
     const int mid = (lo + hi) / 2;
-    Assignment a = assign(e, counts_at(mid), true);
-    if ((a.mode == Mode::kFit || a.mode == Mode::kBorrow) && a.placement) {
+    Assignment a = assign(e, counts_at(mid), node_fit());
+    if ((a.mode == Mode::kFit || a.mode == Mode::kBorrow) && placed(a)) {
       best = std::move(a);
       lo = mid + 1;
     } else {

@@ -70,9 +70,9 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   } restore_in_flight{[&] { shift_in_flight(+1); }};
   shift_in_flight(-1);
   if (!in_flight.empty()) {
-    const Assignment coming = assign(e, a.counts, true);
+    const Assignment coming = assign(e, a.counts, node_fit());
     if ((coming.mode == Assignment::Mode::kFit || coming.mode == Assignment::Mode::kBorrow) &&
-        coming.placement) {
+        placed(coming)) {
       set_status(e, reason::kWaitingForPreemptedWorkloads,
                  "waits for " + std::to_string(in_flight.size()) +
                      " preempted workload(s) to stop: the room they free is enough",
@@ -204,14 +204,14 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
     const Entry& w = entries[cands[i].id];
     if (w.placement) nodes.commit(*w.placement, w.groups, -1);
   }
-  Assignment after = assign(e, a.counts, true);
+  Assignment after = assign(e, a.counts, node_fit());
   for (std::size_t i : victims) {
     const Entry& w = entries[cands[i].id];
     if (w.placement) nodes.commit(*w.placement, w.groups, +1);
   }
   restore(victims);
   if (!((after.mode == Assignment::Mode::kFit || after.mode == Assignment::Mode::kBorrow) &&
-        after.placement)) {
+        placed(after))) {
     set_status(e, reason::kWaitingForNodes,
                "preempting would free quota, but the pods would still not fit on the nodes",
                "placement");

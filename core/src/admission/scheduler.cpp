@@ -612,7 +612,7 @@ bool Scheduler::State::try_entry(uint32_t id, Time now, std::vector<Decision>& o
   }
   Assignment a = assign_with_partial(e);
   if (a.mode == Assignment::Mode::kFit || a.mode == Assignment::Mode::kBorrow) {
-    if (a.placement) {
+    if (placed(a)) {
       std::string why;
       if (held_for_deadline(e, a, now, &why)) {
         ++stats.held_for_deadline;

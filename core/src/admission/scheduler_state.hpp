@@ -156,6 +156,10 @@ struct Scheduler::State {
   Assignment assign(const Entry& e, const std::vector<int64_t>& counts, bool placement,
                     bool force = false, const std::vector<std::string>* prefer = nullptr) const;
   Assignment assign_with_partial(const Entry& e) const;
+  // Whether admission waits for the pods to fit on nodes (false: quota only, as Kueue does).
+  bool node_fit() const { return policy->admission.require_node_fit; }
+  // An assignment that may admit: placed on nodes, or nodes are not checked.
+  bool placed(const Assignment& a) const { return a.placement.has_value() || !node_fit(); }
 
   // preemption.cpp
   bool preempt_for(uint32_t id, Assignment& a, Time now, std::vector<Decision>& out);

@@ -70,11 +70,13 @@ void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
       a.preemption_delay = r.duration(*f).value_or(a.preemption_delay);
   }
   if (const auto* placement = sf.get("placement")) {
-    auto pf = r.fields(*placement, {{"candidates"}});
+    auto pf = r.fields(*placement, {{"candidates"}, {"requireNodeFit"}});
     if (const auto* f = pf.get("candidates")) {
       if (auto v = r.integer(*f, 1, kMaxPlacementCandidates))
         a.placement_candidates = static_cast<int>(*v);
     }
+    if (const auto* f = pf.get("requireNodeFit"))
+      a.require_node_fit = r.boolean(*f).value_or(a.require_node_fit);
   }
   if (meta.ok) out.admission_policies.push_back(std::move(p));
 }

@@ -129,5 +129,24 @@ TEST(PlacementTest, PartialAdmissionNeverGoesBelowMinCount) {
   EXPECT_EQ(s.explain(job_key("team-a", "elastic"), t0).reason, reason::kWaitingForNodes);
 }
 
+// requireNodeFit: false is Kueue's behaviour: quota alone admits, pods wait for nodes.
+TEST(PlacementTest, QuotaOnlyAdmitsWithoutNodesAndWritesNoPlacement) {
+  const std::string policy = queue_of(8) +
+                             "---\napiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\n"
+                             "metadata: {name: kueue-like}\n"
+                             "spec: {placement: {requireNodeFit: false}}\n";
+  Scheduler s(test::load_policy(policy));
+  s.upsert_node(test::node(s, "gpu-0", "gpu", 2), t0);
+  test::submit(s, {.name = "gang", .gpu = gpus(2), .pods = 2});
+  test::submit(s, {.name = "big", .gpu = gpus(4), .created = t0 + 1s});
+  test::submit(s, {.name = "over", .gpu = gpus(4), .created = t0 + 2s});
+  const auto ds = s.schedule(t0 + 2s);
+  EXPECT_EQ(test::admitted(ds), keys_of({"gang", "big"}));  // 8 GPUs of quota, 2 on nodes
+  for (const auto& d : ds) EXPECT_TRUE(d.placement.groups.empty());
+  EXPECT_EQ(s.explain(job_key("team-a", "over"), t0 + 2s).reason, reason::kWaitingForQuota);
+  std::string why;
+  EXPECT_TRUE(s.check_invariants(&why)) << why;
+}
+
 }  // namespace
 }  // namespace gpuaas::admission

@@ -159,6 +159,9 @@ struct AdmissionPolicy {
   std::chrono::seconds preemption_delay{0};
   // Placement: nodes scored per pod set before the best is taken (see docs/admission.md).
   int placement_candidates = 16;
+  // Admit only when the pods fit on Ready nodes now (gpuaas). false: quota alone admits and the
+  // pods wait for nodes like Kueue's do (for comparisons, and for nodes gpuaas does not see).
+  bool require_node_fit = true;
   SourceRef at;
 };
 
