@@ -324,6 +324,8 @@ void Scheduler::State::release(uint32_t id, Time) {
 
 void Scheduler::upsert_workload(WorkloadInfo w, Time now) {
   auto& s = *s_;
+  // Without deadline scheduling the annotation is not read, as Kueue would not.
+  if (s.policy && !s.policy->admission.deadlines) w.deadline.reset();
   uint32_t id = s.entry_of(w.key);
   if (id == UINT32_MAX) {
     if (w.observed == ObservedState::kFinished) return;

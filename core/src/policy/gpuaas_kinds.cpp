@@ -51,7 +51,9 @@ void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
   a.at = meta.name_at;
   Fields sf;
   if (const auto* spec = top.get("spec")) {
-    sf = r.fields(*spec, {{"fairSharing"}, {"expectedDuration"}, {"preemption"}, {"placement"}});
+    sf = r.fields(
+        *spec,
+        {{"fairSharing"}, {"expectedDuration"}, {"preemption"}, {"placement"}, {"deadlines"}});
   }
   if (const auto* fs = sf.get("fairSharing")) {
     // Spelled as in Kueue's configuration, so its block can be copied here.
@@ -68,6 +70,10 @@ void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
     }
     if (const auto* f = pf.get("delay"))
       a.preemption_delay = r.duration(*f).value_or(a.preemption_delay);
+  }
+  if (const auto* dl = sf.get("deadlines")) {
+    auto df = r.fields(*dl, {{"enable"}});
+    if (const auto* f = df.get("enable")) a.deadlines = r.boolean(*f).value_or(true);
   }
   if (const auto* placement = sf.get("placement")) {
     auto pf = r.fields(*placement, {{"candidates"}, {"requireNodeFit"}});

@@ -82,6 +82,18 @@ TEST(DeadlineTest, EarliestDeadlineFirstWithinAPriority) {
   EXPECT_EQ(s.explain(job_key("team-a", "none"), t0 + 1s).position_in_cluster_queue, 1);
 }
 
+// deadlines.enable: false is Kueue's order: FIFO within a priority, no holds.
+TEST(DeadlineTest, DisabledDeadlinesAreIgnored) {
+  Scheduler s(test::load_policy(four_gpus() +
+                                "---\napiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\n"
+                                "metadata: {name: fifo}\nspec: {deadlines: {enable: false}}\n"));
+  test::add_nodes(s, "gpu", 1, 4);
+  test::submit(s, job("none", gpus(4), 1h, std::nullopt, t0 - 1h), t0 + 1s);
+  test::submit(s, job("early", gpus(4), 1h, t0 + 3h, t0 + 1s), t0 + 1s);
+  EXPECT_EQ(test::admitted(s.schedule(t0 + 1s)), keys_of({"none"}));
+  EXPECT_FALSE(s.explain(job_key("team-a", "early"), t0 + 1s).deadline.has_value());
+}
+
 // r runs until t0+1h on 2 of 4 GPUs; A needs all 4 by t0+1h30m. B (3 h) would push A past its
 // deadline and is held; C (30 min) ends before r does and is admitted.
 TEST(DeadlineTest, HoldsWhatWouldMakeAnEarlierDeadlineMiss) {

@@ -162,6 +162,9 @@ struct AdmissionPolicy {
   // Admit only when the pods fit on Ready nodes now (gpuaas). false: quota alone admits and the
   // pods wait for nodes like Kueue's do (for comparisons, and for nodes gpuaas does not see).
   bool require_node_fit = true;
+  // Earliest deadline first and holds for deadlines (gpuaas.io/deadline). false: deadlines are
+  // ignored, as Kueue would (the simulator's baselines).
+  bool deadlines = true;
   SourceRef at;
 };
 
