@@ -92,7 +92,7 @@ spec:
       "p.yaml:10:5: unknown field \"protektion\" in spec.preemption; did you mean \"protection\"?",
       "p.yaml:11:27: spec.placement.candidates: 0 is out of range (1 to 4096)",
       "p.yaml:12:3: unknown field \"scaling\" in spec (known fields: fairSharing, "
-      "expectedDuration, preemption, placement)",
+      "expectedDuration, preemption, placement, deadlines)",
   };
   EXPECT_EQ(testing::lines(r.errors), want);
   ASSERT_EQ(r.warnings.size(), 1u) << joined(r.warnings);
