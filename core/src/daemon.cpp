@@ -42,7 +42,7 @@ Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Re
       applier_(std::make_unique<EventApplier>(subjects_, config_.source, registry_.get())),
       counters_(std::make_unique<Counters>()) {
   model_.set_interpreter(interpreter);
-  if (!config_.policy_files.empty()) {
+  if (!config_.policy_files.empty() || config_.admission_from_stream) {
     admission_ = std::make_unique<AdmissionController>(subjects_, config_.source, registry_.get());
     model_.record_changes(true);
   }
@@ -74,7 +74,7 @@ Status Daemon::start() {
     if (auto st = bus_.ensure_stream(*s); !st) return st;
   }
   if (auto st = recover(); !st) return st;
-  if (admission_) {
+  if (admission_ && !config_.policy_files.empty()) {
     if (auto st = reload_policy(); !st) return st;
   }
   auto consumer = bus_.open_consumer(consumer_settings(config_));

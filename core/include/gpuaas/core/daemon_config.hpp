@@ -28,6 +28,9 @@ struct DaemonConfig {
   std::string server = "nats://127.0.0.1:4222";  // or "embedded"
   std::string subject_root = "gpuaas";           // subjects <root>.v1.*
   std::vector<std::string> policy_files;
+  // Admission runs even without policy files: the policy arrives as a PolicySet object in the
+  // event stream, published with event time by whoever drives the daemon (the simulator, a replay).
+  bool admission_from_stream = false;
   // How often policy files are checked for changes (0: only on SIGHUP / reload_policy()).
   std::chrono::milliseconds policy_watch_interval{2000};
   std::string plugins_dir;

@@ -1,0 +1,167 @@
+// Baselines are policy transforms on the YAML documents, so that every policy runs through the
+// same decision code and differs only in what it is told.
+#include "baselines.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gpuaas/policy/policy_loader.hpp"
+
+namespace gpuaas::sim {
+namespace {
+
+bool is_kueue(const YAML::Node& doc, const char* kind) {
+  const std::string api = doc["apiVersion"].as<std::string>("");
+  return api.rfind("kueue.x-k8s.io/", 0) == 0 && doc["kind"].as<std::string>("") == kind;
+}
+bool is_admission_policy(const YAML::Node& doc) {
+  return doc["apiVersion"].as<std::string>("") == "gpuaas.io/v1alpha1" &&
+         doc["kind"].as<std::string>("") == "AdmissionPolicy";
+}
+
+// Sets spec.<path...> = value in the document's AdmissionPolicy, or adds one.
+void set_admission(std::vector<YAML::Node>& docs, Baseline b) {
+  YAML::Node* policy = nullptr;
+  for (auto& d : docs)
+    if (is_admission_policy(d)) policy = &d;
+  if (policy == nullptr) {
+    YAML::Node p;
+    p["apiVersion"] = "gpuaas.io/v1alpha1";
+    p["kind"] = "AdmissionPolicy";
+    p["metadata"]["name"] = name_of(b);
+    docs.push_back(p);
+    policy = &docs.back();
+  }
+  YAML::Node spec = (*policy)["spec"];
+  spec["deadlines"]["enable"] = false;
+  if (b == Baseline::kKueueLike) spec["placement"]["requireNodeFit"] = false;
+  if (b == Baseline::kStaticFifo) {
+    spec["fairSharing"]["enable"] = false;
+    spec.remove("preemption");
+  }
+  (*policy)["spec"] = spec;
+}
+
+}  // namespace
+
+const char* name_of(Baseline b) {
+  switch (b) {
+    case Baseline::kStaticFifo:
+      return "static-fifo";
+    case Baseline::kKueueLike:
+      return "kueue-like";
+    case Baseline::kGpuaas:
+      break;
+  }
+  return "gpuaas";
+}
+
+const char* describe(Baseline b) {
+  switch (b) {
+    case Baseline::kStaticFifo:
+      return "fixed per-queue quotas, no borrowing or preemption, StrictFIFO, no autoscaling";
+    case Baseline::kKueueLike:
+      return "cohort borrowing, admission on quota alone, reactive autoscaling on pending pods";
+    case Baseline::kGpuaas:
+      break;
+  }
+  return "the policy files as written: node-aware admission, deadlines, gpuaasd's scaling";
+}
+
+Result<std::vector<Baseline>> parse_baselines(const std::string& list) {
+  std::vector<Baseline> out;
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item == "gpuaas") {
+      out.push_back(Baseline::kGpuaas);
+    } else if (item == "static-fifo") {
+      out.push_back(Baseline::kStaticFifo);
+    } else if (item == "kueue-like") {
+      out.push_back(Baseline::kKueueLike);
+    } else {
+      return Status::invalid("unknown policy \"" + item +
+                             "\" (known: static-fifo, kueue-like, gpuaas)");
+    }
+  }
+  if (out.empty()) return Status::invalid("no policy named");
+  return out;
+}
+
+Result<std::vector<PolicyText>> read_policy_files(const std::vector<std::string>& files) {
+  std::vector<PolicyText> out;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) return Status::not_found(f + ": cannot open the policy file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out.push_back({f, ss.str()});
+  }
+  return out;
+}
+
+Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyText>& policies) {
+  if (b == Baseline::kGpuaas) return policies;
+  std::vector<YAML::Node> docs;
+  for (const auto& p : policies) {
+    try {
+      for (auto& d : YAML::LoadAll(p.text)) docs.push_back(d);
+    } catch (const YAML::Exception& e) {
+      return Status::invalid(p.name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+  }
+  std::vector<YAML::Node> kept;
+  for (auto& d : docs) {
+    if (!d.IsMap()) continue;
+    if (b == Baseline::kStaticFifo && is_kueue(d, "Cohort")) continue;
+    if (b == Baseline::kStaticFifo && is_kueue(d, "ClusterQueue")) {
+      YAML::Node spec = d["spec"];
+      spec.remove("cohort");
+      spec.remove("cohortName");
+      spec.remove("preemption");
+      spec["queueingStrategy"] = "StrictFIFO";
+      if (spec["resourceGroups"]) {  // borrowing and lending limits need a cohort
+        for (auto group : spec["resourceGroups"])
+          for (auto flavor : group["flavors"])
+            for (auto res : flavor["resources"]) {
+              res.remove("borrowingLimit");
+              res.remove("lendingLimit");
+            }
+      }
+      d["spec"] = spec;
+    }
+    kept.push_back(d);
+  }
+  set_admission(kept, b);
+  YAML::Emitter out;
+  for (const auto& d : kept) out << YAML::BeginDoc << d;
+  return std::vector<PolicyText>{
+      {std::string("built-in ") + name_of(b) + " (from " +
+           (policies.empty() ? std::string("nothing") : policies.front().name) +
+           (policies.size() > 1 ? " and others" : "") + ")",
+       out.c_str()}};
+}
+
+Result<std::string> policy_set_json(const std::vector<PolicyText>& policies) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const auto& p : policies) texts.emplace_back(p.name, p.text);
+  auto loaded = policy::parse_policy_texts(texts);
+  if (!loaded.ok()) {
+    std::string all;
+    for (const auto& e : loaded.errors) all += (all.empty() ? "" : "\n") + e.str();
+    return Status::invalid(all);
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& p : policies) files.push_back({{"name", p.name}, {"text", p.text}});
+  nlohmann::json obj = {{"apiVersion", "gpuaas.io/v1alpha1"},
+                        {"kind", "PolicySet"},
+                        {"metadata", {{"name", "active"}}},
+                        {"spec", {{"files", std::move(files)}}}};
+  return obj.dump();
+}
+
+}  // namespace gpuaas::sim

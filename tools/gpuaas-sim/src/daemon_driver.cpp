@@ -1,0 +1,164 @@
+#include "daemon_driver.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "gpuaas/bus/memory_bus.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/core/daemon.hpp"
+#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/core/plugin_host.hpp"
+#include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::sim {
+
+struct DaemonDriver::Impl {
+  Options options;
+  core::DaemonConfig config;
+  std::unique_ptr<bus::Bus> bus;
+  std::shared_ptr<telemetry::Registry> registry = std::make_shared<telemetry::Registry>();
+  std::unique_ptr<core::PluginHost> host;
+  std::unique_ptr<core::PluginInterpreter> interpreter;
+  std::unique_ptr<core::Daemon> daemon;
+  std::unique_ptr<bus::Consumer> actions;
+  bus::Subjects subjects{"gpuaassim"};
+  std::vector<bus::Message> queued;
+  uint64_t next_id = 1;
+  bool nats = false;
+
+  std::string id() { return "sim-" + std::to_string(next_id++); }
+};
+
+DaemonDriver::DaemonDriver(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+DaemonDriver::~DaemonDriver() {
+  if (!impl_) return;
+  impl_->daemon.reset();
+  if (impl_->nats) {  // a shared server keeps nothing of a finished run
+    for (const auto* s : {&impl_->config.events_stream, &impl_->config.actions_stream,
+                          &impl_->config.deadletter_stream})
+      (void)impl_->bus->delete_stream(s->name);
+  }
+}
+
+Result<std::unique_ptr<DaemonDriver>> DaemonDriver::start(const Options& options) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->config = core::default_config(options.subject_root);
+  impl->subjects = bus::Subjects(options.subject_root);
+  auto& cfg = impl->config;
+  cfg.tick_interval = Millis(0);  // the simulator publishes ticks in virtual time
+  cfg.policy_watch_interval = Millis(0);
+  cfg.admission_from_stream = true;
+  cfg.admin_listen.clear();
+  cfg.source = "gpuaas-sim";
+  cfg.intake.fetch_batch = 4096;
+  if (options.server.empty()) {
+    cfg.server = core::kEmbeddedServer;
+    impl->bus = bus::make_memory_bus();
+  } else {
+    impl->nats = true;
+    cfg.server = options.server;
+    cfg.nats.url = options.server;
+    cfg.nats.name = "gpuaas-sim";
+    auto b = bus::connect_nats(cfg.nats);
+    if (!b) return b.status();
+    impl->bus = std::move(b).value();
+    // A previous run that did not finish may have left its streams.
+    for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream})
+      (void)impl->bus->delete_stream(s->name);
+  }
+  if (!options.plugins_dir.empty()) {
+    impl->host = std::make_unique<core::PluginHost>(impl->registry.get());
+    auto refused = impl->host->load_directory(options.plugins_dir);
+    if (impl->host->plugins().empty()) {
+      std::string why = "no workload plugin loaded from " + options.plugins_dir;
+      if (!refused.empty()) why += ": " + refused.front().reason;
+      return Status::not_found(why + " (pass --plugins DIR)");
+    }
+    impl->interpreter = std::make_unique<core::PluginInterpreter>(*impl->host);
+  }
+  impl->daemon =
+      std::make_unique<core::Daemon>(cfg, *impl->bus, impl->registry, impl->interpreter.get());
+  if (auto s = impl->daemon->start(); !s) return s;
+  auto reader = impl->bus->open_reader(cfg.actions_stream.name, 1);
+  if (!reader) return reader.status();
+  impl->actions = std::move(reader).value();
+  return std::unique_ptr<DaemonDriver>(new DaemonDriver(std::move(impl)));
+}
+
+void DaemonDriver::object(Change change, const nlohmann::json& object, Time t) {
+  const auto type = change == Change::kAdded      ? core::ChangeType::kAdded
+                    : change == Change::kModified ? core::ChangeType::kModified
+                                                  : core::ChangeType::kDeleted;
+  const std::string kind = object.value("kind", "");
+  std::string ns;
+  if (auto m = object.find("metadata"); m != object.end()) ns = m->value("namespace", "");
+  auto ev = core::make_object_event(type, object.dump(), impl_->id(), "gpuaas-sim",
+                                    std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
+  impl_->queued.push_back(core::encode_event(ev, impl_->subjects.events(ns, kind)));
+}
+
+void DaemonDriver::metrics(const std::string& namespace_, v1::MetricBatch batch, Time t) {
+  auto ev = core::make_event(impl_->id(), "gpuaas-sim",
+                             std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
+  *ev.mutable_metrics() = std::move(batch);
+  ev.set_type(std::string(core::kTypeMetrics));
+  impl_->queued.push_back(core::encode_event(ev, impl_->subjects.metrics(namespace_)));
+}
+
+void DaemonDriver::tick(Time t) {
+  auto ev = core::make_event(impl_->id(), "gpuaas-sim",
+                             std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
+  ev.mutable_queue()->mutable_tick()->set_sequence(impl_->next_id);
+  ev.set_type(std::string(core::kTypeTick));
+  impl_->queued.push_back(core::encode_event(ev, impl_->subjects.ticks()));
+}
+
+Result<std::vector<v1::Action>> DaemonDriver::settle() {
+  auto& im = *impl_;
+  for (auto& m : im.queued) {
+    const std::string id(m.header("ce-id").value_or(""));
+    if (auto s = im.bus->publish_stored_async(m, id); !s) return s;
+    ++published_;
+  }
+  im.queued.clear();
+  if (auto s = im.bus->wait_stored(std::chrono::seconds(10)); !s) return s;
+  // Every event applied (or dead-lettered): a bounded wait, in case the server is slow.
+  for (int idle = 0; im.daemon->stats().events_applied < published_;) {
+    auto n = im.daemon->step(Millis(im.nats ? 100 : 0));
+    if (!n) return n.status();
+    if (*n == 0 && ++idle > 100)
+      return Status::unavailable("gpuaasd did not apply the simulator's events within 10 s");
+  }
+  std::vector<v1::Action> out;
+  for (;;) {
+    // The daemon stored its actions before acking; on NATS they may still be on their way.
+    auto batch = im.actions->fetch(4096, Millis(im.nats ? 20 : 0));
+    if (!batch) return batch.status();
+    if ((*batch)->size() == 0) break;
+    for (std::size_t i = 0; i < (*batch)->size(); ++i) {
+      v1::Action a;
+      const auto data = (*batch)->data(i);
+      if (a.ParseFromArray(data.data(), static_cast<int>(data.size()))) out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
+
+uint64_t DaemonDriver::deadlettered() const { return impl_->daemon->stats().deadlettered; }
+
+std::string DaemonDriver::state_json() const { return impl_->daemon->state_json(); }
+
+std::string DaemonDriver::explain_json(const std::string& workload) const {
+  return impl_->daemon->explain_json(workload);
+}
+
+std::vector<std::string> DaemonDriver::plugins() const {
+  std::vector<std::string> out;
+  if (!impl_->host) return out;
+  for (const auto& p : impl_->host->plugins()) out.push_back(p.name + " " + p.version);
+  return out;
+}
+
+}  // namespace gpuaas::sim

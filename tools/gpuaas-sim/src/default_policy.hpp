@@ -1,0 +1,19 @@
+// The policy a scenario runs with when it names none and --policy gives none: one ResourceFlavor
+// per node-pool flavor (nodes labelled gpuaas.io/flavor), one ClusterQueue per namespace with an
+// equal share of the GPUs the pools can reach, all in one cohort so that idle quota is lent, a
+// LocalQueue for every queue the workloads name, a WorkloadPriorityClass for every priority class
+// they name (high 1000, low 10, any other 100), and fair sharing. docs/simulator.md shows it.
+#pragma once
+
+#include <vector>
+
+#include "baselines.hpp"
+#include "scenario.hpp"
+
+namespace gpuaas::sim {
+
+inline constexpr const char* kFlavorLabel = "gpuaas.io/flavor";
+
+std::vector<PolicyText> default_policy(const Scenario& s);
+
+}  // namespace gpuaas::sim

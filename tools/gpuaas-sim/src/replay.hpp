@@ -1,0 +1,25 @@
+// Real traces as scenarios, so they run through the same simulation and report:
+//  - Alibaba GPU trace 2023 (openb): each pod is a one-pod Job submitted at its creation_time
+//    that runs (deletion_time - scheduled_time), or (deletion_time - creation_time) for pods the
+//    trace never scheduled, at least a minute; its namespace is its qos class as a tenant
+//    (tenant_of_qos); nodes are the trace's, one node pool per GPU model and node shape, all of
+//    one ResourceFlavor "openb"; the built-in default policy gives each tenant an equal share
+//    in one cohort. Times are shifted so the first pod arrives at 0. The trace has no prices.
+//  - Azure LLM inference trace 2023: `services` InferenceServices of one GPU each take the
+//    requests round-robin; they are submitted at 0 and kept for the whole trace; a request is in
+//    time when its service is running when it arrives (or starts within the latency objective).
+#pragma once
+
+#include <string>
+
+#include "gpuaas/base/status.hpp"
+#include "scenario.hpp"
+
+namespace gpuaas::sim {
+
+// hours > 0: only the first `hours` of the trace.
+Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string& nodes_csv,
+                                  double hours);
+Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours);
+
+}  // namespace gpuaas::sim

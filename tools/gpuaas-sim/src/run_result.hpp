@@ -1,0 +1,78 @@
+// What one simulated run measured: every figure is counted from what happened in the run.
+// docs/simulator.md defines each report key.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuaas::sim {
+
+struct WaitStats {
+  std::vector<double> samples;  // seconds, one per workload that started (or was still waiting)
+  double mean() const;
+  double percentile(double p) const;  // nearest rank; 0 without samples
+};
+
+struct TenantFigures {
+  double allocated_gpu_seconds = 0;
+  double busy_gpu_seconds = 0;
+  double idle_reserved_gpu_seconds = 0;
+  int64_t workloads = 0;
+  int64_t outcomes = 0;
+  int64_t deadline_misses = 0;
+  int64_t preemptions = 0;
+  int64_t never_started = 0;
+  WaitStats queue_wait;
+  double cost = 0;  // the tenant's share: its allocated GPU-seconds at the node price
+};
+
+struct SeriesPoint {
+  double t = 0;         // seconds since the scenario start
+  int64_t waiting = 0;  // workloads submitted, not running and not finished
+  double gpus_allocated = 0;
+  double gpus_busy = 0;
+  double gpus_capacity = 0;
+  int64_t nodes = 0;  // existing (provisioning ones too: they are paid for)
+};
+
+struct RunResult {
+  std::string policy;
+  std::string scenario;
+  uint64_t seed = 0;
+  double simulated_seconds = 0;
+  double capacity_gpu_seconds = 0;
+  double allocated_gpu_seconds = 0;
+  double busy_gpu_seconds = 0;
+  double idle_reserved_gpu_seconds = 0;
+  WaitStats queue_wait;
+  int64_t never_started = 0;
+  int64_t deadlines = 0;
+  int64_t deadline_misses = 0;
+  int64_t preemptions = 0;
+  int64_t cold_starts = 0;
+  double node_seconds = 0;
+  int64_t max_nodes = 0;
+  int64_t nodes_added = 0;
+  int64_t nodes_removed = 0;
+  double cost = 0;
+  int64_t outcomes = 0;
+  int64_t workloads = 0;
+  int64_t finished = 0;
+  int64_t requests = 0;
+  int64_t requests_within_objective = 0;
+  int64_t actions = 0;
+  int64_t events = 0;
+  int64_t deadlettered = 0;
+  double wall_seconds = 0;
+  std::map<std::string, TenantFigures> tenants;
+  std::vector<SeriesPoint> series;
+
+  double gpu_allocation_rate() const;
+  double gpu_utilization() const;
+  std::optional<double> cost_per_outcome() const;
+};
+
+}  // namespace gpuaas::sim

@@ -1,0 +1,121 @@
+// The simulator's own state during a run (private to simulation*.cpp): the agenda of what
+// happens when, the workloads as the users and operators see them, and the running sums.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <queue>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cluster.hpp"
+#include "daemon_driver.hpp"
+#include "kind_model.hpp"
+#include "run_result.hpp"
+#include "simulation.hpp"
+
+namespace gpuaas::sim {
+
+enum class WorkloadState { kUnsubmitted, kQueued, kStarting, kBusy, kIdle, kDone, kDeleted };
+
+struct SimWorkload {
+  WorkloadInstance instance;
+  const WorkloadTemplate* spec = nullptr;
+  const KindModel* kind = nullptr;
+  std::string key;  // namespace/name
+  nlohmann::json object;
+  uint64_t resource_version = 0;
+  WorkloadState state = WorkloadState::kUnsubmitted;
+  uint64_t epoch = 0;  // bumped when it stops; stale agenda entries check it
+  Time submitted{};
+  std::optional<Time> started;  // first time every pod ran (queue wait ends)
+  Time run_started{};           // this run's start (after a preemption: the restart)
+  std::optional<Time> deadline;
+  std::vector<uint64_t> pods;                                  // pod ids in the cluster
+  std::map<std::string, std::map<std::string, int64_t>> hint;  // pod set -> node -> pods left
+  bool outcome = false;
+  int64_t gpu_milli_bound = 0;  // GPUs its bound pods hold
+  // InferenceService requests: when the service last stopped serving (to count the wait).
+  std::optional<Time> unserved_since;
+  std::optional<Time> serving_since;
+};
+
+struct Agenda {
+  struct Item {
+    Time at;
+    uint64_t seq;
+    std::function<void()> f;
+    bool operator>(const Item& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> items;
+  uint64_t seq = 0;
+  void at(Time t, std::function<void()> f) { items.push({t, seq++, std::move(f)}); }
+};
+
+class Simulation {
+ public:
+  Simulation(const Scenario& scenario, const SimOptions& options);
+  Result<RunResult> run();
+
+ private:
+  // simulation.cpp: the loop, nodes, pools, the autoscaler, actions.
+  Status setup();
+  Status settle();
+  void apply(const v1::Action& a);
+  void advance(Time t);  // running sums up to t
+  void add_node(const NodePoolSpec& pool, bool at_start);
+  void node_ready(const std::string& name);
+  void scale_pool(const std::string& pool, int32_t target, const std::string& why);
+  void autoscale();  // cluster-autoscaler, for the kueue-like baseline
+  void publish_node(const SimNode& n, Change c);
+  void publish_metrics();
+  void sample_series();
+  // simulation_workloads.cpp: users and operators.
+  void submit(std::size_t w);
+  void reconcile(std::size_t w);
+  void bind_pending();
+  void pod_running(uint64_t pod, std::size_t w, uint64_t epoch);
+  void all_pods_running(std::size_t w);
+  void busy_done(std::size_t w, uint64_t epoch);
+  void remove_workload(std::size_t w);
+  void stop_pods(std::size_t w);
+  void publish_workload(std::size_t w, Change c);
+  void publish_pod(uint64_t pod, Change c);
+  void count_requests(std::size_t w, Time now);
+  void count_served(std::size_t w, Time now);
+  int64_t requests_between(const SimWorkload& w, Time from, Time to) const;
+  static bool serves_requests(const SimWorkload& w);
+  void finish_accounts();
+  Millis startup_delay(const SimWorkload& w);
+
+  const Scenario& scenario_;
+  SimOptions options_;
+  RunResult result_;
+  std::unique_ptr<DaemonDriver> driver_;
+  Cluster cluster_;
+  Agenda agenda_;
+  std::mt19937_64 rng_;
+  Time now_{};
+  Time last_{};  // running sums are counted up to here
+  Time end_{};
+  std::vector<SimWorkload> workloads_;
+  std::map<std::string, std::size_t> by_key_;  // namespace/name -> workload
+  std::map<std::string, const NodePoolSpec*> pools_;
+  std::map<std::string, int32_t> pool_next_;  // node name counter per pool
+  std::map<std::string, std::map<std::string, std::string>> flavor_labels_;
+  std::map<std::string, Time> node_empty_since_;  // the autoscaler's scale-down clock
+  std::map<std::string, Time> pending_since_;     // pod name -> when it became unschedulable
+  std::map<uint64_t, uint64_t> pod_rv_;
+  uint64_t node_rv_ = 0;
+  int64_t busy_gpu_milli_ = 0;
+  std::map<std::string, int64_t> tenant_alloc_milli_, tenant_busy_milli_;
+  bool autoscaler_ = false;
+};
+
+}  // namespace gpuaas::sim

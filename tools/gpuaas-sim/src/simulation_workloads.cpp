@@ -1,0 +1,322 @@
+// Users and operators: a workload is submitted held back; once gpuaasd lets it run the operator
+// creates its pods, kube-scheduler binds them, they run after a start-up delay, the work is busy
+// for its duration; jobs then succeed, services, clusters and notebooks idle until their users
+// delete them. A workload suspended while it runs loses its progress (no checkpoints).
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "gpuaas/policy/policy_set.hpp"
+#include "sim_objects.hpp"
+#include "simulation_state.hpp"
+
+namespace gpuaas::sim {
+
+using nlohmann::json;
+
+namespace {
+constexpr const char* kPlacementAnnotation = "gpuaas.io/placement";
+
+bool finished(WorkloadState s) { return s == WorkloadState::kDone || s == WorkloadState::kDeleted; }
+}  // namespace
+
+Millis Simulation::startup_delay(const SimWorkload& w) {
+  const Millis base = w.spec->startup_delay.value_or(scenario_.startup_delay);
+  // Image pulls and container starts vary: +-20%, drawn from the run's seed.
+  std::uniform_real_distribution<double> jitter(0.8, 1.2);
+  return Millis(static_cast<int64_t>(static_cast<double>(base.count()) * jitter(rng_)));
+}
+
+void Simulation::submit(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  WorkloadSpec spec;
+  spec.name = w.instance.name;
+  spec.namespace_ = w.spec->namespace_;
+  spec.queue = w.spec->queue;
+  spec.kind = w.spec->kind;
+  spec.pods = w.spec->pods;
+  spec.gpu_milli_per_pod = w.spec->gpu_milli_per_pod;
+  spec.cpu_milli_per_pod = w.spec->cpu_milli_per_pod;
+  spec.memory_bytes_per_pod = w.spec->memory_bytes_per_pod;
+  spec.priority_class = w.spec->priority_class;
+  // As a user would write them: how long it runs (services: how long they are kept), and when
+  // it must be done.
+  if (!w.spec->hide_duration) {
+    const Millis hold =
+        w.kind->finishes() ? w.spec->duration : w.spec->lifetime.value_or(w.spec->duration);
+    spec.annotations["gpuaas.io/expected-duration"] =
+        policy::format_duration(std::chrono::ceil<std::chrono::seconds>(hold));
+  }
+  if (w.deadline) spec.annotations["gpuaas.io/deadline"] = rfc3339(*w.deadline);
+  w.object = w.kind->make_object(spec);
+  auto& meta = w.object["metadata"];
+  meta["uid"] = "wl-" + spec.namespace_ + "-" + spec.name;
+  meta["creationTimestamp"] = rfc3339(now_);
+  w.resource_version = 1;
+  meta["resourceVersion"] = "1";
+  w.state = WorkloadState::kQueued;
+  w.submitted = now_;
+  if (serves_requests(w)) w.unserved_since = now_;
+  ++result_.workloads;
+  ++result_.tenants[spec.namespace_].workloads;
+  if (w.deadline) ++result_.deadlines;
+  publish_workload(i, Change::kAdded);
+  reconcile(i);
+}
+
+void Simulation::publish_workload(std::size_t i, Change c) {
+  driver_->object(c, workloads_[i].object, now_);
+}
+
+void Simulation::publish_pod(uint64_t id, Change c) {
+  const SimPod* p = cluster_.pod(id);
+  if (p == nullptr) return;
+  driver_->object(c, pod_object(*p, workloads_[p->workload].object, ++pod_rv_[id]), now_);
+}
+
+// The operator: runs the pods the object asks for now, and stops the ones it no longer does.
+void Simulation::reconcile(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  if (finished(w.state)) return;
+  const std::vector<PodShape> want = w.kind->pods(w.object);
+  int64_t wanted = 0;
+  for (const auto& s : want) wanted += s.count;
+  if (wanted == 0) {
+    if (!w.pods.empty()) {
+      const bool was_running = w.state == WorkloadState::kBusy || w.state == WorkloadState::kIdle ||
+                               w.state == WorkloadState::kStarting;
+      stop_pods(i);
+      if (was_running && !w.kind->admitted(w.object)) {
+        ++result_.preemptions;  // suspended while it ran or started: its progress is lost
+        ++result_.tenants[w.spec->namespace_].preemptions;
+      }
+      if (serves_requests(w) && !w.unserved_since) w.unserved_since = now_;
+    }
+    w.state = WorkloadState::kQueued;
+    return;
+  }
+  if (!w.pods.empty()) return;  // running as asked (the kinds do not resize in place here)
+  // Admitted: gpuaas's placement hint, if any, says where each pod set goes.
+  w.hint.clear();
+  const auto& ann = w.object["metadata"].value("annotations", json::object());
+  if (auto it = ann.find(kPlacementAnnotation); it != ann.end() && it->is_string()) {
+    json p = json::parse(it->get<std::string>(), nullptr, false);
+    if (p.is_object() && p.contains("podSets")) {
+      for (const auto& ps : p["podSets"]) {
+        const json nodes = ps.value("nodes", json::object());
+        for (const auto& [node, count] : nodes.items())
+          if (count.is_number_integer())
+            w.hint[ps.value("podSet", "")][node] = count.get<int64_t>();
+      }
+    }
+  }
+  for (const auto& shape : want) {
+    for (int32_t k = 0; k < shape.count; ++k) {
+      SimPod p;
+      std::string set = shape.pod_set;
+      std::transform(set.begin(), set.end(), set.begin(), ::tolower);
+      p.name = w.instance.name + "-" + set + "-" + std::to_string(k);
+      p.namespace_ = w.spec->namespace_;
+      p.workload = i;
+      p.pod_set = shape.pod_set;
+      p.gpu_milli = shape.gpu_milli;
+      p.cpu_milli = shape.cpu_milli;
+      p.memory_bytes = shape.memory_bytes;
+      p.node_selector = shape.node_selector;
+      p.created = now_;
+      const uint64_t id = cluster_.add_pod(std::move(p));
+      w.pods.push_back(id);
+      publish_pod(id, Change::kAdded);
+    }
+  }
+  w.state = WorkloadState::kStarting;
+}
+
+void Simulation::bind_pending() {
+  if (cluster_.pending() == 0) return;
+  auto bound = cluster_.bind_pending([this](const SimPod& p) {
+    std::vector<std::string> nodes;
+    auto& hint = workloads_[p.workload].hint;
+    auto it = hint.find(p.pod_set);
+    if (it == hint.end()) return nodes;
+    for (auto& [node, left] : it->second)
+      if (left > 0) nodes.push_back(node);
+    return nodes;
+  });
+  for (uint64_t id : bound) {
+    const SimPod& p = *cluster_.pod(id);
+    SimWorkload& w = workloads_[p.workload];
+    if (auto it = w.hint.find(p.pod_set); it != w.hint.end()) {
+      if (auto n = it->second.find(p.node); n != it->second.end()) --n->second;
+    }
+    w.gpu_milli_bound += p.gpu_milli;
+    tenant_alloc_milli_[p.namespace_] += p.gpu_milli;
+    publish_pod(id, Change::kModified);
+    const std::size_t wi = p.workload;
+    const uint64_t epoch = w.epoch;
+    agenda_.at(now_ + startup_delay(w), [this, id, wi, epoch] { pod_running(id, wi, epoch); });
+  }
+}
+
+void Simulation::pod_running(uint64_t id, std::size_t i, uint64_t epoch) {
+  SimWorkload& w = workloads_[i];
+  SimPod* p = cluster_.pod(id);
+  if (w.epoch != epoch || p == nullptr) return;
+  p->running = true;
+  publish_pod(id, Change::kModified);
+  for (uint64_t other : w.pods) {
+    const SimPod* o = cluster_.pod(other);
+    if (o == nullptr || !o->running) return;
+  }
+  all_pods_running(i);
+}
+
+void Simulation::all_pods_running(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  if (w.state != WorkloadState::kStarting) return;
+  auto& tenant = result_.tenants[w.spec->namespace_];
+  if (!w.started) {
+    w.started = now_;
+    const double wait = std::chrono::duration<double>(now_ - w.submitted).count();
+    result_.queue_wait.samples.push_back(wait);
+    tenant.queue_wait.samples.push_back(wait);
+  }
+  if (w.unserved_since) count_requests(i, now_);
+  if (serves_requests(w)) w.serving_since = now_;
+  w.run_started = now_;
+  w.state = WorkloadState::kBusy;
+  busy_gpu_milli_ += w.gpu_milli_bound;
+  tenant_busy_milli_[w.spec->namespace_] += w.gpu_milli_bound;
+  w.kind->set_phase(w.object, Phase::kRunning);
+  ++w.resource_version;
+  w.object["metadata"]["resourceVersion"] = std::to_string(w.resource_version);
+  publish_workload(i, Change::kModified);
+  const uint64_t epoch = w.epoch;
+  agenda_.at(now_ + w.spec->duration, [this, i, epoch] { busy_done(i, epoch); });
+}
+
+void Simulation::busy_done(std::size_t i, uint64_t epoch) {
+  SimWorkload& w = workloads_[i];
+  if (w.epoch != epoch || w.state != WorkloadState::kBusy) return;
+  busy_gpu_milli_ -= w.gpu_milli_bound;
+  tenant_busy_milli_[w.spec->namespace_] -= w.gpu_milli_bound;
+  w.state = WorkloadState::kIdle;  // the work is done; what holds GPUs from here on idles
+  auto& tenant = result_.tenants[w.spec->namespace_];
+  w.outcome = true;
+  ++result_.outcomes;
+  ++tenant.outcomes;
+  if (w.deadline && now_ > *w.deadline) {
+    ++result_.deadline_misses;
+    ++tenant.deadline_misses;
+  }
+  if (w.kind->finishes()) {
+    ++result_.finished;
+    w.kind->set_phase(w.object, Phase::kSucceeded);
+    ++w.resource_version;
+    w.object["metadata"]["resourceVersion"] = std::to_string(w.resource_version);
+    stop_pods(i);
+    w.state = WorkloadState::kDone;
+    publish_workload(i, Change::kModified);
+    return;
+  }
+  const Millis lifetime = w.spec->lifetime.value_or(w.spec->duration);
+  const uint64_t e = w.epoch;
+  agenda_.at(w.run_started + lifetime, [this, i, e] {
+    if (workloads_[i].epoch == e) remove_workload(i);
+  });
+}
+
+void Simulation::remove_workload(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  if (finished(w.state)) return;
+  if (w.unserved_since) count_requests(i, now_);
+  stop_pods(i);
+  w.state = WorkloadState::kDeleted;
+  publish_workload(i, Change::kDeleted);
+}
+
+// Requests that arrive while the service runs are answered in time.
+void Simulation::count_served(std::size_t i, Time now) {
+  SimWorkload& w = workloads_[i];
+  if (!w.serving_since) return;
+  const int64_t n = requests_between(w, *w.serving_since, now);
+  result_.requests += n;
+  result_.requests_within_objective += n;
+  w.serving_since.reset();
+}
+
+void Simulation::stop_pods(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  count_served(i, now_);
+  if (w.state == WorkloadState::kBusy) {
+    busy_gpu_milli_ -= w.gpu_milli_bound;
+    tenant_busy_milli_[w.spec->namespace_] -= w.gpu_milli_bound;
+  }
+  for (uint64_t id : w.pods) {
+    const SimPod* p = cluster_.pod(id);
+    if (p == nullptr) continue;
+    if (!p->node.empty()) tenant_alloc_milli_[p->namespace_] -= p->gpu_milli;
+    publish_pod(id, Change::kDeleted);
+    cluster_.remove_pod(id);
+    pod_rv_.erase(id);
+  }
+  w.pods.clear();
+  w.gpu_milli_bound = 0;
+  ++w.epoch;
+}
+
+// Requests that arrived in [from, to): from the trace's arrivals, else at the constant rate.
+int64_t Simulation::requests_between(const SimWorkload& w, Time from, Time to) const {
+  if (to <= from) return 0;
+  if (const auto& a = w.spec->arrivals_ms) {
+    const int64_t lo = (from - scenario_.start).count(), hi = (to - scenario_.start).count();
+    return std::lower_bound(a->begin(), a->end(), hi) - std::lower_bound(a->begin(), a->end(), lo);
+  }
+  return static_cast<int64_t>(
+      std::llround(std::chrono::duration<double>(to - from).count() * w.spec->request_rate));
+}
+
+bool Simulation::serves_requests(const SimWorkload& w) {
+  return w.spec->request_rate > 0 || (w.spec->arrivals_ms && !w.spec->arrivals_ms->empty());
+}
+
+// Requests that arrive while the service does not serve wait for it, and meet the latency
+// objective only if that wait is short enough: those of the last `objective` before it serves.
+void Simulation::count_requests(std::size_t i, Time now) {
+  SimWorkload& w = workloads_[i];
+  if (!w.unserved_since || !serves_requests(w)) return;
+  const Time from = *w.unserved_since;
+  result_.requests += requests_between(w, from, now);
+  result_.requests_within_objective +=
+      requests_between(w, std::max(from, now - w.spec->latency_objective), now);
+  w.unserved_since.reset();
+}
+
+void Simulation::finish_accounts() {
+  for (std::size_t i = 0; i < workloads_.size(); ++i) {
+    SimWorkload& w = workloads_[i];
+    if (w.state == WorkloadState::kUnsubmitted) continue;
+    auto& tenant = result_.tenants[w.spec->namespace_];
+    if (!w.started) {  // still waiting at the end: its wait so far counts, and it is reported
+      const double wait = std::chrono::duration<double>(end_ - w.submitted).count();
+      result_.queue_wait.samples.push_back(wait);
+      tenant.queue_wait.samples.push_back(wait);
+      ++result_.never_started;
+      ++tenant.never_started;
+    }
+    if (!w.outcome && w.deadline && *w.deadline <= end_) {
+      ++result_.deadline_misses;
+      ++tenant.deadline_misses;
+    }
+    // Served requests: everything that arrived while the service ran, to the end or deletion.
+    if (!finished(w.state) && w.unserved_since) count_requests(i, end_);
+  }
+  for (std::size_t i = 0; i < workloads_.size(); ++i) count_served(i, end_);
+  const double total_alloc = result_.allocated_gpu_seconds;
+  for (auto& [ns, t] : result_.tenants) {
+    t.cost =
+        total_alloc > 0 ? result_.cost * t.allocated_gpu_seconds / result_.capacity_gpu_seconds : 0;
+  }
+}
+
+}  // namespace gpuaas::sim
