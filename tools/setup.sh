@@ -45,7 +45,7 @@ build() {
 }
 
 install_missing
-if [ "$MODE" = demo ]; then build gpuaasd gpuaasctl gpuaas_plugins; else build; fi
+if [ "$MODE" = demo ]; then build gpuaasd gpuaasctl gpuaas-sim gpuaas_plugins; else build; fi
 case "$MODE" in
   demo) exec bash deploy/demo/run-demo.sh "$BUILD_DIR" ;;
   test) exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600 ;;

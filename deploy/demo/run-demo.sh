@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo: a real nats-server on 127.0.0.1, gpuaasd on an example policy, a small GPU cluster
+# The demo: a simulated day on a shared GPU cluster under gpuaas and two baselines; then a real
+# nats-server on 127.0.0.1, gpuaasd on an example policy, a small GPU cluster
 # published as Kubernetes objects and a dcgm-exporter scrape, then what the daemon holds.
 # Usage: deploy/demo/run-demo.sh [BUILD_DIR]. Leaves nothing running; safe to run again.
 set -euo pipefail
@@ -19,6 +20,16 @@ ADMIN=127.0.0.1:$(free_port)
 export GPUAAS_SERVER=nats://127.0.0.1:$NATS_PORT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# Part 1: a day on a shared GPU cluster, simulated (virtual time, gpuaasd's real decisions), side
+# by side with two simpler policies; the chart lands in $CHART_DIR.
+CHART_DIR=${CHART_DIR:-/tmp}
+step "A day on a shared GPU cluster: gpuaas-sim --scenario deploy/demo/day/scenario.yaml --compare static-fifo,kueue-like,gpuaas"
+"$B/bin/gpuaas-sim" --scenario deploy/demo/day/scenario.yaml --seed 1 \
+  --compare static-fifo,kueue-like,gpuaas --report "$CHART_DIR/gpuaas-demo-day.json" \
+  --chart "$CHART_DIR/gpuaas-demo-day.svg"
+echo "(report: $CHART_DIR/gpuaas-demo-day.json, chart: $CHART_DIR/gpuaas-demo-day.svg)"
+
+# Part 2: the same daemon live, on a real nats-server, with objects as a bridge would publish them.
 step "nats-server with JetStream on $GPUAAS_SERVER"
 nats-server -a 127.0.0.1 -p "$NATS_PORT" -js -sd "$WORK/jetstream" >"$WORK/nats.log" 2>&1 & PIDS+=($!)
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/"$NATS_PORT") 2>/dev/null && break; sleep 0.1; done
