@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "nats_fixture.hpp"
+#include "replay.hpp"
 #include "report.hpp"
 #include "scenario.hpp"
 
@@ -189,6 +191,51 @@ TEST_F(SimulationOverNatsTest, SameFiguresAsInProcess) {
   EXPECT_EQ(remote.deadline_misses, local.deadline_misses);
   EXPECT_EQ(remote.queue_wait.samples, local.queue_wait.samples);
   EXPECT_EQ(remote.events, local.events);
+}
+
+}  // namespace
+}  // namespace gpuaas::sim
+
+namespace gpuaas::sim {
+namespace {
+
+// Trace replays are scenarios: the Alibaba pods become one-pod Jobs on the trace's nodes, the
+// Azure requests drive InferenceServices.
+TEST(ReplayTest, AlibabaTraceBecomesAScenario) {
+  const std::string dir = std::string(GPUAAS_SHARED_DIR) + "/traces/";
+  auto s =
+      alibaba_scenario(dir + "openb_pod_list_default.csv", dir + "openb_node_list_gpu_node.csv", 0);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  EXPECT_EQ(s->workloads.size(), 8152u);
+  int64_t nodes = 0, gpus = 0;
+  for (const auto& p : s->node_pools) {
+    nodes += p.nodes;
+    gpus += int64_t{p.nodes} * p.gpus_per_node;
+  }
+  EXPECT_EQ(nodes, 1213);
+  EXPECT_EQ(gpus, 6212);
+  std::set<std::string> tenants;
+  for (const auto& w : s->workloads) tenants.insert(w.namespace_);
+  EXPECT_EQ(tenants,
+            (std::set<std::string>{"best-effort", "burstable", "guaranteed", "latency-sensitive"}));
+  auto bad = alibaba_scenario(dir + "missing.csv", dir + "openb_node_list_gpu_node.csv", 0);
+  EXPECT_FALSE(bad.is_ok());
+}
+
+TEST(ReplayTest, AzureTraceDrivesInferenceServices) {
+  const std::string file =
+      std::string(GPUAAS_SHARED_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv";
+  auto s = azure_llm_scenario(file, 4, 0.25);  // the first quarter hour
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  ASSERT_EQ(s->workloads.size(), 4u);
+  std::size_t arrivals = 0;
+  for (const auto& w : s->workloads) arrivals += w.arrivals_ms->size();
+  const RunResult r = run(*s, options_for(Baseline::kGpuaas));
+  EXPECT_EQ(r.requests, static_cast<int64_t>(arrivals));
+  // Requests before the services ran (their start-up) wait longer than the objective.
+  EXPECT_LT(r.requests_within_objective, r.requests);
+  EXPECT_GT(r.requests_within_objective, r.requests * 8 / 10);
+  EXPECT_EQ(r.outcomes, 4);  // each served until the end
 }
 
 }  // namespace

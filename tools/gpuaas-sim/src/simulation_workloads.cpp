@@ -304,6 +304,12 @@ void Simulation::finish_accounts() {
       ++result_.never_started;
       ++tenant.never_started;
     }
+    // A service, cluster or notebook still at work when the run ends served its whole span.
+    if (!w.outcome && w.state == WorkloadState::kBusy && !w.kind->finishes()) {
+      w.outcome = true;
+      ++result_.outcomes;
+      ++tenant.outcomes;
+    }
     if (!w.outcome && w.deadline && *w.deadline <= end_) {
       ++result_.deadline_misses;
       ++tenant.deadline_misses;
