@@ -116,5 +116,23 @@ TEST(ScenarioTest, MissingFileAndBrokenYaml) {
   EXPECT_EQ(s.status().message().rfind("broken.yaml:1:", 0), 0u) << s.status().message();
 }
 
+TEST(ScenarioTest, ShapesTheClusterCannotRunAreRefused) {
+  auto s = parse_scenario(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+spec:
+  start: 2026-01-05T08:00:00Z and then some
+  workloads:
+    - {name: nb, namespace: a, queue: q, kind: Notebook, pods: 2, duration: 1h}
+    - {name: j, namespace: a, queue: q, kind: Job, gpusPerPod: 1500m, duration: 1h}
+)",
+                          "shapes.yaml", "");
+  ASSERT_FALSE(s.is_ok());
+  const std::string m = s.status().message();
+  EXPECT_NE(m.find("shapes.yaml:4:10: spec.start: expected an RFC 3339"), std::string::npos) << m;
+  EXPECT_NE(m.find("spec.workloads[0].pods: a Notebook runs exactly one pod"), std::string::npos)
+      << m;
+  EXPECT_NE(m.find("spec.workloads[1].gpusPerPod: a share of one GPU"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace gpuaas::sim

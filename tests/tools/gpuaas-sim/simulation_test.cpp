@@ -178,6 +178,22 @@ TEST(SimulationTest, BadPolicyOrFlavorIsAClearError) {
   EXPECT_NE(r.status().message().find("bad.yaml:"), std::string::npos) << r.status().message();
 }
 
+TEST(SimulationTest, CopiesThatCollideWithAnotherWorkloadAreRefused) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+spec:
+  nodePools: [{name: p, flavor: p, nodes: 1}]
+  workloads:
+    - {name: job, namespace: a, queue: q, kind: Job, duration: 1h, count: 2}
+    - {name: job-1, namespace: a, queue: q, kind: Job, duration: 1h}
+)");
+  auto r = run_simulation(s, options_for(Baseline::kGpuaas));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("workload a/job-1 (a copy of job-1) has the name of another"),
+            std::string::npos)
+      << r.status().message();
+}
+
 // The same decisions through a real nats-server as through the in-process bus.
 class SimulationOverNatsTest : public gpuaas::testing::NatsServerTest {};
 

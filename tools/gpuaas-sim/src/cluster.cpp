@@ -11,7 +11,7 @@ int64_t SimNode::gpu_free_milli() const {
 }
 
 SimNode& Cluster::add_node(const std::string& name, const NodePoolSpec& pool,
-                           const std::map<std::string, std::string>& labels, Time requested) {
+                           const std::map<std::string, std::string>& labels) {
   SimNode n;
   n.name = name;
   n.pool = pool.name;
@@ -19,7 +19,6 @@ SimNode& Cluster::add_node(const std::string& name, const NodePoolSpec& pool,
   n.device_free.assign(static_cast<std::size_t>(pool.gpus_per_node), 1000);
   n.cpu = n.cpu_free = pool.cpu_milli_per_node;
   n.memory = n.memory_free = pool.memory_bytes_per_node;
-  n.requested = requested;
   return nodes_[name] = std::move(n);
 }
 
@@ -70,7 +69,7 @@ int64_t Cluster::gpus_capacity_milli() const {
 }
 
 bool Cluster::fits(const SimNode& n, const SimPod& p) const {
-  if (!n.ready || n.draining) return false;
+  if (!n.ready) return false;
   if (n.cpu_free < p.cpu_milli || n.memory_free < p.memory_bytes) return false;
   for (const auto& [k, v] : p.node_selector) {
     auto it = n.labels.find(k);

@@ -27,8 +27,6 @@ struct SimNode {
   int64_t cpu = 0, memory = 0;
   bool ready = false;       // registered and Ready (failed provisioning: never)
   bool registered = false;  // the Node object exists
-  bool draining = false;    // scale-in asked for it: no new pods
-  Time requested{};         // billing starts when the node is asked for
   Time ready_at{};
   int32_t pods = 0;
   int64_t gpu_total_milli() const { return static_cast<int64_t>(device_free.size()) * 1000; }
@@ -56,7 +54,7 @@ class Cluster {
   explicit Cluster(BindStrategy strategy) : strategy_(strategy) {}
 
   SimNode& add_node(const std::string& name, const NodePoolSpec& pool,
-                    const std::map<std::string, std::string>& labels, Time requested);
+                    const std::map<std::string, std::string>& labels);
   void remove_node(const std::string& name);
   SimNode* node(const std::string& name);
   const std::map<std::string, SimNode>& nodes() const { return nodes_; }

@@ -1,5 +1,8 @@
 #include "daemon_driver.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "gpuaas/bus/memory_bus.hpp"
@@ -44,8 +47,12 @@ DaemonDriver::~DaemonDriver() {
 Result<std::unique_ptr<DaemonDriver>> DaemonDriver::start(const Options& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  impl->config = core::default_config(options.subject_root);
-  impl->subjects = bus::Subjects(options.subject_root);
+  // A root of its own per run: simulations sharing a server do not touch each other's streams.
+  static std::atomic<int> runs{0};
+  const std::string root =
+      options.subject_root + "_" + std::to_string(getpid()) + "_" + std::to_string(++runs);
+  impl->config = core::default_config(root);
+  impl->subjects = bus::Subjects(root);
   auto& cfg = impl->config;
   cfg.tick_interval = Millis(0);  // the simulator publishes ticks in virtual time
   cfg.policy_watch_interval = Millis(0);
@@ -64,11 +71,12 @@ Result<std::unique_ptr<DaemonDriver>> DaemonDriver::start(const Options& options
     auto b = bus::connect_nats(cfg.nats);
     if (!b) return b.status();
     impl->bus = std::move(b).value();
-    // A previous run that did not finish may have left its streams.
-    for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream})
-      (void)impl->bus->delete_stream(s->name);
   }
-  if (!options.plugins_dir.empty()) {
+  if (options.plugins_dir.empty())
+    return Status::not_found(
+        "no workload plugins: none found beside the binary (../plugins or ../lib/gpuaas/plugins); "
+        "pass --plugins DIR");
+  {
     impl->host = std::make_unique<core::PluginHost>(impl->registry.get());
     auto refused = impl->host->load_directory(options.plugins_dir);
     if (impl->host->plugins().empty()) {

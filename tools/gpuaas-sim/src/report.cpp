@@ -12,7 +12,8 @@ using nlohmann::json;
 
 namespace {
 
-double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+// Divided, not multiplied, by the inverse of the unit: 0.8702, not 0.8702000000000001.
+double round_to(double v, double unit) { return std::round(v / unit) / std::round(1 / unit); }
 
 json waits(const WaitStats& w) {
   return {{"mean", round_to(w.mean(), 0.001)},         {"p50", round_to(w.percentile(50), 0.001)},

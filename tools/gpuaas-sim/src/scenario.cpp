@@ -233,6 +233,11 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
     if (value->empty()) r.error(n, path + "." + field, "required");
   }
   if (!has_duration) r.error(n, path + ".duration", "required");
+  if (w.gpu_milli_per_pod > 1000 && w.gpu_milli_per_pod % 1000 != 0)
+    r.error(n["gpusPerPod"], path + ".gpusPerPod",
+            "a share of one GPU (up to 1) or whole GPUs, as the device plugin gives them");
+  if (w.kind == "Notebook" && w.pods != 1)
+    r.error(n["pods"], path + ".pods", "a Notebook runs exactly one pod");
   if (w.lifetime && *w.lifetime < w.duration)
     r.error(n[("lifetime")], path + ".lifetime", "must be at least the duration");
 }
@@ -281,7 +286,7 @@ Result<Scenario> parse_scenario(const std::string& text, const std::string& name
         std::tm tm{};
         std::istringstream in(v.as<std::string>(""));
         in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
-        if (in.fail()) {
+        if (in.fail() || in.peek() != std::char_traits<char>::eof()) {
           r.error(v, fp, "expected an RFC 3339 UTC time such as 2026-01-05T08:00:00Z");
         } else {
           s.start = std::chrono::sys_time<Millis>(std::chrono::seconds(timegm(&tm)));

@@ -25,9 +25,7 @@ Simulation::Simulation(const Scenario& scenario, const SimOptions& options)
       options_(options),
       cluster_(options.policy == Baseline::kGpuaas ? BindStrategy::kMostAllocated
                                                    : BindStrategy::kLeastAllocated),
-      rng_(options.seed) {
-  autoscaler_ = options.policy == Baseline::kKueueLike;
-}
+      autoscaler_(options.policy == Baseline::kKueueLike) {}
 
 Status Simulation::setup() {
   result_.policy = name_of(options_.policy);
@@ -78,6 +76,10 @@ Status Simulation::setup() {
     if (w.kind == nullptr)
       return Status::invalid(inst.spec->at + ": no simulator model of kind " + inst.spec->kind);
     w.key = inst.spec->namespace_ + "/" + inst.name;
+    if (auto dup = by_key_.find(w.key); dup != by_key_.end())
+      return Status::invalid(inst.spec->at + ": workload " + w.key + " (a copy of " +
+                             inst.spec->name + ") has the name of another, written at " +
+                             workloads_[dup->second].spec->at);
     if (inst.spec->deadline) w.deadline = scenario_.start + *inst.spec->deadline;
     by_key_[w.key] = workloads_.size();
     namespaces.insert(inst.spec->namespace_);
@@ -202,7 +204,7 @@ void Simulation::add_node(const NodePoolSpec& pool, bool at_start) {
   labels[kFlavorLabel] = pool.flavor;
   labels["gpuaas.io/node-pool"] = pool.name;
   labels["kubernetes.io/hostname"] = name;
-  cluster_.add_node(name, pool, labels, now_);
+  cluster_.add_node(name, pool, labels);
   ++result_.nodes_added;
   result_.max_nodes = std::max<int64_t>(result_.max_nodes, cluster_.nodes().size());
   if (at_start) {
@@ -216,7 +218,8 @@ void Simulation::node_ready(const std::string& name) {
   SimNode* n = cluster_.node(name);
   if (n == nullptr) return;  // removed while it was provisioning
   n->registered = true;
-  n->ready = !pools_.at(n->pool)->fail_provisioning;
+  // failProvisioning is chaos for scale-out: the nodes the pool starts with are fine.
+  n->ready = now_ == scenario_.start || !pools_.at(n->pool)->fail_provisioning;
   n->ready_at = now_;
   publish_node(*n, Change::kAdded);
 }

@@ -92,7 +92,7 @@ class Simulation {
   int64_t requests_between(const SimWorkload& w, Time from, Time to) const;
   static bool serves_requests(const SimWorkload& w);
   void finish_accounts();
-  Millis startup_delay(const SimWorkload& w);
+  Millis startup_delay(const SimWorkload& w, const SimPod& p);
 
   const Scenario& scenario_;
   SimOptions options_;
@@ -100,7 +100,6 @@ class Simulation {
   std::unique_ptr<DaemonDriver> driver_;
   Cluster cluster_;
   Agenda agenda_;
-  std::mt19937_64 rng_;
   Time now_{};
   Time last_{};  // running sums are counted up to here
   Time end_{};
@@ -110,7 +109,7 @@ class Simulation {
   std::map<std::string, int32_t> pool_next_;  // node name counter per pool
   std::map<std::string, std::map<std::string, std::string>> flavor_labels_;
   std::map<std::string, Time> node_empty_since_;  // the autoscaler's scale-down clock
-  std::map<std::string, Time> pending_since_;     // pod name -> when it became unschedulable
+
   std::map<uint64_t, uint64_t> pod_rv_;
   uint64_t node_rv_ = 0;
   int64_t busy_gpu_milli_ = 0;

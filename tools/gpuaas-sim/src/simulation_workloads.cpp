@@ -20,11 +20,17 @@ constexpr const char* kPlacementAnnotation = "gpuaas.io/placement";
 bool finished(WorkloadState s) { return s == WorkloadState::kDone || s == WorkloadState::kDeleted; }
 }  // namespace
 
-Millis Simulation::startup_delay(const SimWorkload& w) {
+// Image pulls and container starts vary: +-20%, drawn from the run's seed and the pod's name and
+// start count, so that every policy draws the same delay for the same start.
+Millis Simulation::startup_delay(const SimWorkload& w, const SimPod& p) {
   const Millis base = w.spec->startup_delay.value_or(scenario_.startup_delay);
-  // Image pulls and container starts vary: +-20%, drawn from the run's seed.
-  std::uniform_real_distribution<double> jitter(0.8, 1.2);
-  return Millis(static_cast<int64_t>(static_cast<double>(base.count()) * jitter(rng_)));
+  const uint64_t h = std::hash<std::string>{}(w.key + "/" + p.name);
+  std::seed_seq seq{static_cast<uint32_t>(options_.seed),
+                    static_cast<uint32_t>(options_.seed >> 32), static_cast<uint32_t>(h),
+                    static_cast<uint32_t>(h >> 32), static_cast<uint32_t>(w.epoch)};
+  std::mt19937_64 draw(seq);
+  const double jitter = 0.8 + 0.4 * static_cast<double>(draw() >> 11) * 0x1.0p-53;
+  return Millis(static_cast<int64_t>(static_cast<double>(base.count()) * jitter));
 }
 
 void Simulation::submit(std::size_t i) {
@@ -154,7 +160,7 @@ void Simulation::bind_pending() {
     publish_pod(id, Change::kModified);
     const std::size_t wi = p.workload;
     const uint64_t epoch = w.epoch;
-    agenda_.at(now_ + startup_delay(w), [this, id, wi, epoch] { pod_running(id, wi, epoch); });
+    agenda_.at(now_ + startup_delay(w, p), [this, id, wi, epoch] { pod_running(id, wi, epoch); });
   }
 }
 
@@ -202,12 +208,14 @@ void Simulation::busy_done(std::size_t i, uint64_t epoch) {
   tenant_busy_milli_[w.spec->namespace_] -= w.gpu_milli_bound;
   w.state = WorkloadState::kIdle;  // the work is done; what holds GPUs from here on idles
   auto& tenant = result_.tenants[w.spec->namespace_];
-  w.outcome = true;
-  ++result_.outcomes;
-  ++tenant.outcomes;
-  if (w.deadline && now_ > *w.deadline) {
-    ++result_.deadline_misses;
-    ++tenant.deadline_misses;
+  if (!w.outcome) {  // a service run again after a preemption is still one outcome
+    w.outcome = true;
+    ++result_.outcomes;
+    ++tenant.outcomes;
+    if (w.deadline && now_ > *w.deadline) {
+      ++result_.deadline_misses;
+      ++tenant.deadline_misses;
+    }
   }
   if (w.kind->finishes()) {
     ++result_.finished;
@@ -315,13 +323,19 @@ void Simulation::finish_accounts() {
       ++tenant.deadline_misses;
     }
     // Served requests: everything that arrived while the service ran, to the end or deletion.
-    if (!finished(w.state) && w.unserved_since) count_requests(i, end_);
+    // Requests still waiting at the end were not answered in time (nor at all).
+    if (!finished(w.state) && w.unserved_since && serves_requests(w)) {
+      result_.requests += requests_between(w, *w.unserved_since, end_);
+      w.unserved_since.reset();
+    }
   }
   for (std::size_t i = 0; i < workloads_.size(); ++i) count_served(i, end_);
-  const double total_alloc = result_.allocated_gpu_seconds;
   for (auto& [ns, t] : result_.tenants) {
-    t.cost =
-        total_alloc > 0 ? result_.cost * t.allocated_gpu_seconds / result_.capacity_gpu_seconds : 0;
+    // The tenant pays for the GPU-seconds it held at the run's price per Ready GPU-second; what
+    // nobody held is the cluster's idle cost, not any tenant's.
+    t.cost = result_.capacity_gpu_seconds > 0
+                 ? result_.cost * t.allocated_gpu_seconds / result_.capacity_gpu_seconds
+                 : 0;
   }
 }
 
