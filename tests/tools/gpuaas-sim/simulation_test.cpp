@@ -153,6 +153,8 @@ TEST(SimulationTest, SameSeedSameReport) {
     EXPECT_EQ(a, again) << name_of(b);
     EXPECT_GT(a["outcomes"].get<int>(), 0) << name_of(b);
     EXPECT_GT(a["requests"]["total"].get<int>(), 0) << name_of(b);
+    // Every object, tick and metric sample (dcgm, queue-proxy counters) decoded in gpuaasd.
+    EXPECT_EQ(a["decisions"]["deadlettered"], 0) << name_of(b);
   }
   // Another seed draws other start-up delays.
   EXPECT_NE(without_wall_time(run(s, options_for(Baseline::kGpuaas, 7)))["queue_wait_seconds"],

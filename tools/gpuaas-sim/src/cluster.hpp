@@ -44,6 +44,7 @@ struct SimPod {
   std::vector<std::pair<int32_t, int32_t>> devices;  // (device, milli) taken
   bool running = false;
   Time created{};
+  Time running_since{};
 };
 
 // Which node the default kube-scheduler prefers (NodeResourcesFit's scoring strategy).

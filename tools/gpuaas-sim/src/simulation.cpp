@@ -333,6 +333,23 @@ void Simulation::publish_metrics() {
       label("container", "main");
     }
   }
+  // Knative's queue-proxy counter on each serving pod: the requests it took since it started
+  // (the service's requests shared evenly by its pods).
+  for (const auto& [id, p] : cluster_.pods()) {
+    const SimWorkload& w = workloads_[p.workload];
+    if (!p.running || !serves_requests(w) || w.pods.empty()) continue;
+    auto* s = by_ns[p.namespace_].add_samples();
+    s->set_name("revision_request_count");
+    s->set_value(static_cast<double>(requests_between(w, p.running_since, now_)) /
+                 static_cast<double>(w.pods.size()));
+    for (const auto& [k, v] : {std::pair<const char*, std::string>{"namespace", p.namespace_},
+                               {"pod", p.name},
+                               {"configuration_name", w.instance.name + "-predictor"}}) {
+      auto* l = s->add_labels();
+      l->set_name(k);
+      l->set_value(v);
+    }
+  }
   for (auto& [ns, batch] : by_ns) driver_->metrics(ns, std::move(batch), now_);
 }
 

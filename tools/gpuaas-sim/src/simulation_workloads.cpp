@@ -169,6 +169,7 @@ void Simulation::pod_running(uint64_t id, std::size_t i, uint64_t epoch) {
   SimPod* p = cluster_.pod(id);
   if (w.epoch != epoch || p == nullptr) return;
   p->running = true;
+  p->running_since = now_;
   publish_pod(id, Change::kModified);
   for (uint64_t other : w.pods) {
     const SimPod* o = cluster_.pod(other);
