@@ -14,6 +14,12 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 // Nodes scored per pod when could_ever_fit() packs a gang onto empty nodes.
 constexpr int kEverCandidates = 16;
 
+// A node where the pod would strand GPUs (score key 2) does not use up the candidate budget
+// while fewer than this many times the budget were looked at in the orderings: best-fit order
+// puts the nodes with the least CPU to spare early, and a budget spent on them only picks the
+// least bad of those. Measured on the openb trace (docs/admission.md).
+constexpr int kStrandingLooks = 8;
+
 NodeView view_of(const NodeRec& n, bool empty_mode) {
   const std::vector<int64_t>& res = empty_mode ? n.empty : n.free;
   const std::vector<int32_t>& dev = empty_mode ? n.dev_empty : n.dev_free;
@@ -188,6 +194,8 @@ bool NodeIndex::Impl::place(int flavor, const std::vector<PodGroup>& groups, int
       ++visit;
       Best best;
       int scored = 0;
+      int looked = 0;  // nodes scored from the orderings, stranding or not
+      int extra = 0;   // of which left out of the budget
       // 1. Nodes the gang uses already, in their scratch state. One that cannot take this pod
       //    cannot take a later pod of the same group either: it leaves the open list.
       std::size_t keep = 0;
@@ -219,6 +227,11 @@ bool NodeIndex::Impl::place(int flavor, const std::vector<PodGroup>& groups, int
         const Choice c = score_pod(view_of(n, empty_mode), shape, gpu_res, cpu_res);
         if (!c.fits) return false;
         consider(best, c, n, -1, id, clean);
+        if (c.score.stranded > 0 && ++looked < kStrandingLooks * budget) {
+          ++extra;
+          return false;
+        }
+        if (c.score.stranded == 0) ++looked;
         return ++scored >= budget;
       };
       if (shape.fractional() && scored < budget) {
@@ -246,7 +259,10 @@ bool NodeIndex::Impl::place(int flavor, const std::vector<PodGroup>& groups, int
           ++it;
         }
       }
-      if (stats != nullptr) stats->candidates_scored += static_cast<uint64_t>(scored);
+      if (stats != nullptr) {
+        stats->candidates_scored += static_cast<uint64_t>(scored);
+        stats->stranding_scored += static_cast<uint64_t>(extra);
+      }
       if (!best.found) return false;
 
       int si = best.scratch;

@@ -342,6 +342,32 @@ TEST_F(NodeIndexTest, ScoresABoundedNumberOfCandidates) {
   EXPECT_LE(idx.stats().candidates_scored - scored, 10u);
 }
 
+// Best-fit order puts nodes with little CPU first; a pod that would leave their other GPU stranded
+// (no CPU for another like it) looks past them, for a bounded number of extra nodes.
+TEST_F(NodeIndexTest, StrandingNodesDoNotUseUpTheCandidateBudget) {
+  std::vector<policy::ResourceFlavor> fs = {flavor("default")};
+  NodeIndex idx(names);
+  idx.set_flavors(ptrs(fs));
+  for (int i = 0; i < 4; ++i) idx.upsert(node("a" + std::to_string(i), 2, {}, {}, 4));
+  idx.upsert(node("z", 2, {}, {}, 16));
+  const std::vector<PodGroup> g = {pods(1, 1000, 3000)};  // 1000m CPU left after it on an "a"
+  auto p = idx.fit(0, g, 2);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(count_on(*p, "z"), 1);
+  EXPECT_EQ(idx.stats().stranding_scored, 4u);
+  EXPECT_EQ(idx.stats().candidates_scored, 1u);
+
+  // The extra looks are bounded: 8 times the budget in all, then the least bad of them.
+  NodeIndex many(names);
+  many.set_flavors(ptrs(fs));
+  for (int i = 0; i < 10; ++i) many.upsert(node("a" + std::to_string(i), 2, {}, {}, 4));
+  many.upsert(node("z", 2, {}, {}, 16));
+  auto q = many.fit(0, g, 1);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(count_on(*q, "z"), 0);
+  EXPECT_LE(many.stats().stranding_scored + many.stats().candidates_scored, 8u);
+}
+
 // Nodes whose GPUs are taken often have no CPU left either: pods without GPUs skip them and still
 // find the one node that fits, or learn that none does.
 TEST_F(NodeIndexTest, PodsWithoutGpusSkipNodesWithoutCpu) {

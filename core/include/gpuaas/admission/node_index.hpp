@@ -54,6 +54,8 @@ struct Placement {
 struct PlacementStats {
   uint64_t attempts = 0;
   uint64_t candidates_scored = 0;
+  // Scored on top of the budget: nodes where the pod would leave GPUs stranded (node_fit.cpp).
+  uint64_t stranding_scored = 0;
 };
 
 class NodeIndex {
@@ -74,8 +76,9 @@ class NodeIndex {
 
   // A placement for every pod group on the nodes of `flavor`, or nullopt when the gang does not
   // fit on the Ready nodes now. Scores at most `candidates` nodes per pod (best fit on GPUs first,
-  // so whole free GPUs and whole free nodes are kept for larger requests). Const, but it reuses
-  // scratch space inside: one caller at a time.
+  // so whole free GPUs and whole free nodes are kept for larger requests); nodes where the pod
+  // would strand GPUs (no CPU or memory left for another like it) are scored on top, up to 8 times
+  // `candidates` nodes in all. Const, but it reuses scratch space inside: one caller at a time.
   std::optional<Placement> fit(int flavor, const std::vector<PodGroup>& groups,
                                int candidates) const;
   // Whether the gang could fit if the flavor's nodes were empty (tells "never" from "not now").
