@@ -93,6 +93,10 @@ void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out) {
   if (doc.version == "v1alpha1" && doc.kind == "AdmissionPolicy") {
     return read_admission_policy(r, doc, out);
   }
+  if (doc.version == "v1alpha1" &&
+      (doc.kind == "IdleReclaimPolicy" || doc.kind == "NotebookPolicy")) {
+    return parse_reclaim_object(r, doc, out);
+  }
   const YAML::Node kind = doc.node["kind"];
   if (doc.version != "v1alpha1") {
     r.error(r.at(doc.node["apiVersion"]), "unknown apiVersion gpuaas.io/" + doc.version +
@@ -100,7 +104,8 @@ void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out) {
     return;
   }
   r.error(r.at(kind), "unknown kind " + in_quotes(doc.kind) +
-                          " in gpuaas.io/v1alpha1 (policy kinds: AdmissionPolicy)");
+                          " in gpuaas.io/v1alpha1 (policy kinds: AdmissionPolicy, "
+                          "IdleReclaimPolicy, NotebookPolicy)");
 }
 
 }  // namespace gpuaas::policy::detail

@@ -35,6 +35,17 @@ struct ParsedAdmissionPolicy {
   std::map<std::string, SourceRef> local_queue_keys;
 };
 
+// IdleReclaimPolicy and NotebookPolicy: where each selector.clusterQueues item was written
+// (parallel to selector.cluster_queues).
+struct ParsedIdleReclaimPolicy {
+  IdleReclaimPolicy policy;
+  std::vector<SourceRef> cluster_queues_at;
+};
+struct ParsedNotebookPolicy {
+  NotebookPolicy policy;
+  std::vector<SourceRef> cluster_queues_at;
+};
+
 // A cohort named by a ClusterQueue's cohort or a Cohort's parentName, in document order: the
 // first one that names an unwritten Cohort creates it (implicitly, as Kueue does).
 struct CohortReference {
@@ -50,6 +61,8 @@ struct ParsedSet {
   std::vector<ParsedLocalQueue> local_queues;
   std::vector<WorkloadPriorityClass> priority_classes;
   std::vector<ParsedAdmissionPolicy> admission_policies;
+  std::vector<ParsedIdleReclaimPolicy> idle_reclaim_policies;
+  std::vector<ParsedNotebookPolicy> notebook_policies;
   std::vector<CohortReference> cohort_references;
   // A file could not be read or parsed: its objects are missing, so references to them would
   // only repeat that error.
@@ -67,6 +80,8 @@ struct Document {
 void parse_kueue_object(Reader& r, const Document& doc, ParsedSet& out);
 // gpuaas.io/v1alpha1 kinds (gpuaas_kinds.cpp).
 void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out);
+// gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy (reclaim_kinds.cpp).
+void parse_reclaim_object(Reader& r, const Document& doc, ParsedSet& out);
 // Cross-object checks and the finished set (policy_validator.cpp).
 PolicySet validate_policy_set(ParsedSet& parsed, Diagnostics& diagnostics);
 

@@ -117,6 +117,21 @@ void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>&
   }
 }
 
+// IdleReclaimPolicy and NotebookPolicy selectors: every clusterQueues item names a ClusterQueue.
+template <typename Parsed>
+void check_selector_references(const PolicySet& set, const std::vector<Parsed>& policies,
+                               const char* kind, Diagnostics& d) {
+  for (const auto& p : policies) {
+    const auto& names = p.policy.selector.cluster_queues;
+    for (size_t i = 0; i < names.size() && i < p.cluster_queues_at.size(); ++i) {
+      if (set.cluster_queue(names[i]) != nullptr) continue;
+      d.error(p.cluster_queues_at[i], std::string(kind) + " " + in_quotes(p.policy.name) +
+                                          ": selector.clusterQueues names ClusterQueue " +
+                                          in_quotes(names[i]) + ", which is not defined");
+    }
+  }
+}
+
 }  // namespace
 
 PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
@@ -151,6 +166,15 @@ PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
                              admission->policy.at.str() + ")");
   }
 
+  auto idle_reclaim = first_of_each(
+      p.idle_reclaim_policies, "IdleReclaimPolicy",
+      [](const ParsedIdleReclaimPolicy& x) { return x.policy.name; },
+      [](const ParsedIdleReclaimPolicy& x) { return x.policy.at; }, d);
+  auto notebook = first_of_each(
+      p.notebook_policies, "NotebookPolicy",
+      [](const ParsedNotebookPolicy& x) { return x.policy.name; },
+      [](const ParsedNotebookPolicy& x) { return x.policy.at; }, d);
+
   check_cycles(cohorts, d);
   for (auto& c : cohorts) set.cohorts.push_back(std::move(c.cohort));
   add_implicit_cohorts(p, set.cohorts);
@@ -158,7 +182,13 @@ PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
   for (const auto& q : local_queues) set.local_queues.push_back(q.queue);
 
   // A file that could not be read or parsed hides its objects; "not defined" would mislead.
-  if (!p.incomplete) check_references(set, local_queues, admission, d);
+  if (!p.incomplete) {
+    check_references(set, local_queues, admission, d);
+    check_selector_references(set, idle_reclaim, "IdleReclaimPolicy", d);
+    check_selector_references(set, notebook, "NotebookPolicy", d);
+  }
+  for (const auto& x : idle_reclaim) set.idle_reclaim_policies.push_back(x.policy);
+  for (const auto& x : notebook) set.notebook_policies.push_back(x.policy);
   return set;
 }
 

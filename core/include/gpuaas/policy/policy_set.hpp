@@ -168,6 +168,78 @@ struct AdmissionPolicy {
   SourceRef at;
 };
 
+// Which workloads a gpuaas policy applies to (IdleReclaimPolicy, NotebookPolicy). A workload
+// matches when it matches every list that is not empty; an empty selector matches every workload.
+struct WorkloadSelector {
+  std::vector<std::string> kinds;  // workload kinds: RayCluster, InferenceService, Notebook, ...
+  std::vector<std::string> namespaces;
+  std::vector<std::string> cluster_queues;  // each names a ClusterQueue of the set
+  LabelMap match_labels;                    // all must be on the workload
+};
+
+// DCGM metrics gpuaas knows the range of.
+inline constexpr const char* kMetricGpuUtil = "DCGM_FI_DEV_GPU_UTIL";  // percent, 0..100
+inline constexpr const char* kMetricGrEngineActive =
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE";                                      // ratio, 0..1
+inline constexpr const char* kMetricSmActive = "DCGM_FI_PROF_SM_ACTIVE";  // ratio, 0..1
+
+// A workload is idle while `metric` stays below `below` (every threshold of the policy).
+struct IdleThreshold {
+  std::string metric;
+  double below = 0;
+  bool known = true;  // false: not a metric gpuaas knows; the value is compared as given
+  SourceRef at;
+};
+
+enum class IdleAction { kScaleToZero, kSuspend, kStop };
+// No samples within the idle window.
+enum class MissingData { kNotIdle, kIdle };
+
+// gpuaas.io/v1alpha1 IdleReclaimPolicy: when a workload holding GPUs counts as idle and what is
+// done with it and its quota. Any number per set, names unique.
+struct IdleReclaimPolicy {
+  std::string name;
+  WorkloadSelector selector;
+  // spec.idle: activity must stay below every threshold for `idle_window`.
+  std::chrono::seconds idle_window{600};
+  std::vector<IdleThreshold> thresholds;  // default: DCGM_FI_DEV_GPU_UTIL below 5
+  bool requests_are_activity = true;      // idle.requests: a request counts as activity
+  bool kernel_activity = true;  // idle.kernelActivity: notebooks.kubeflow.org/last-activity
+  MissingData missing_data = MissingData::kNotIdle;
+  IdleAction action = IdleAction::kScaleToZero;
+  std::chrono::seconds keep_quota_for{1800};  // quota stays reserved this long; 0: released at once
+  std::chrono::seconds grace_period{30};      // Knative's scale-to-zero grace period
+  std::chrono::seconds min_runtime{0};        // no reclaim before the workload ran this long
+  std::chrono::seconds stabilization_window{60};  // Knative's stable window
+  std::chrono::seconds cooldown{300};             // after a wake, no reclaim for this long
+  std::chrono::seconds min_time_at_zero{0};
+  // A workload annotated `opt_out_annotation: opt_out_value` is never reclaimed.
+  std::string opt_out_annotation = "gpuaas.io/idle-reclaim";
+  std::string opt_out_value = "false";
+  bool lend_idle_quota = true;  // GPUs of a workload at zero may be lent as preemptible capacity
+  SourceRef at;
+};
+
+// NotebookPolicy's spec.culling.
+struct NotebookCulling {
+  bool enabled = false;
+  std::chrono::seconds idle_time{3600};   // no kernel activity and GPU below threshold this long
+  double gpu_threshold = 5;               // percent (DCGM_FI_DEV_GPU_UTIL), 0..100
+  IdleAction action = IdleAction::kStop;  // kStop or kScaleToZero
+  std::chrono::seconds keep_quota_for{0};
+};
+
+// gpuaas.io/v1alpha1 NotebookPolicy: admission gating and culling of Kubeflow Notebooks. Any
+// number per set, names unique.
+struct NotebookPolicy {
+  std::string name;
+  WorkloadSelector selector;         // kinds is always {"Notebook"}
+  bool gate = true;                  // notebooks are held until admitted
+  std::chrono::seconds max_wait{0};  // reported after waiting this long; 0: no limit
+  NotebookCulling culling;
+  SourceRef at;
+};
+
 // One validated set of policy files, with references across them resolved.
 struct PolicySet {
   std::vector<ResourceFlavor> flavors;
@@ -176,6 +248,8 @@ struct PolicySet {
   std::vector<LocalQueue> local_queues;
   std::vector<WorkloadPriorityClass> priority_classes;
   AdmissionPolicy admission;
+  std::vector<IdleReclaimPolicy> idle_reclaim_policies;
+  std::vector<NotebookPolicy> notebook_policies;
   std::vector<std::string> files;
 
   const ResourceFlavor* flavor(const std::string& name) const;
@@ -199,5 +273,7 @@ const char* to_string(ReclaimWithinCohort v);
 const char* to_string(BorrowWithinCohort v);
 const char* to_string(StopPolicy v);
 const char* to_string(FungibilityChoice v);
+const char* to_string(IdleAction v);
+const char* to_string(MissingData v);
 
 }  // namespace gpuaas::policy
