@@ -106,14 +106,16 @@ int main(int argc, char** argv) {
       "creation_time, running (deletion_time - scheduled_time); tenants from the qos column "
       "(LS latency-sensitive, BE best-effort, Burstable burstable, Guaranteed guaranteed); "
       "nodes as in the node list, one pool per GPU model and shape\n"
-      "  gpuaas-sim --azure-llm FILE [--services N] [--compare NAMES] ...\n"
-      "      the Azure LLM inference trace 2023: request arrivals spread round-robin over N "
-      "InferenceServices, each answered in time when its service runs\n"
+      "  gpuaas-sim --azure-llm FILE [--services N] [--seed S] [--compare NAMES] ...\n"
+      "      the Azure LLM inference trace 2023: each request goes to one of N InferenceServices "
+      "(one GPU each) drawn with weight 1/(i+1) for service i, from the seed; compare with "
+      "always-on,knative,gpuaas\n"
       "  gpuaas-sim --placement --pods PODS.csv --nodes NODES.csv --load 1.3 [--seed N | --seeds "
       "A-B]\n"
       "      the FGD paper's placement experiment: pods drawn at random (with replacement) and "
       "placed by gpuaas, no departures, until the GPUs asked reach LOAD x capacity\n\n"
-      "Policies (--compare): static-fifo, kueue-like, gpuaas (docs/simulator.md)."};
+      "Policies (--compare): static-fifo, kueue-like, gpuaas, always-on, knative "
+      "(docs/simulator.md)."};
   app.set_help_flag("-h,--help", "Show this help");
   std::string scenario_file, report, chart, compare, server, plugins, azure, seeds;
   std::vector<std::string> alibaba, policy_files;
@@ -188,7 +190,7 @@ int main(int argc, char** argv) {
   } else if (!alibaba.empty()) {
     scenario = alibaba_scenario(alibaba[0], alibaba[1], hours);
   } else if (!azure.empty()) {
-    scenario = azure_llm_scenario(azure, services, hours);
+    scenario = azure_llm_scenario(azure, services, hours, seed);
   } else {
     std::cerr << "gpuaas-sim: " << scenario.status().message() << "\n";
     return 2;

@@ -258,3 +258,72 @@ TEST(ReplayTest, AzureTraceDrivesInferenceServices) {
 
 }  // namespace
 }  // namespace gpuaas::sim
+
+namespace gpuaas::sim {
+namespace {
+
+// One service: a request a second for the first minute, nothing for half an hour, then a request
+// a second for a minute. Knative's defaults take it to zero 90 s after the first burst and wake
+// it on the second; always-on keeps it up.
+Scenario two_bursts() {
+  Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+spec:
+  duration: 1h
+  nodePools: [{name: gpu, flavor: gpu, gpusPerNode: 4, nodes: 1}]
+  workloads:
+    - {name: chat, namespace: serving, queue: main, kind: InferenceService, duration: 1h}
+)");
+  auto arrivals = std::make_shared<std::vector<int64_t>>();
+  for (int64_t t = 5'000; t < 65'000; t += 1000) arrivals->push_back(t);
+  for (int64_t t = 1'800'000; t < 1'860'000; t += 1000) arrivals->push_back(t);
+  s.workloads[0].arrivals_ms = arrivals;
+  return s;
+}
+
+TEST(ServingBaselineTest, KnativeScalesToZeroAndWakesOnARequest) {
+  const Scenario s = two_bursts();
+  const RunResult on = run(s, options_for(Baseline::kAlwaysOn));
+  EXPECT_EQ(on.requests, 120);
+  EXPECT_EQ(on.wakes, 0);
+  EXPECT_EQ(on.cold_starts, 0);
+  EXPECT_DOUBLE_EQ(on.gpu_seconds_at_zero, 0.0);
+
+  const RunResult kn = run(s, options_for(Baseline::kKnative));
+  EXPECT_EQ(kn.requests, 120);
+  EXPECT_EQ(kn.wakes, 1);
+  ASSERT_EQ(kn.wake_latency.samples.size(), 1u);
+  ASSERT_EQ(kn.queue_wait.samples.size(), 1u);
+  // The first burst is over before the service first runs (its start-up): it goes to zero 90 s
+  // after it started, wakes at 1,800 s, and goes to zero again 90 s after it runs again.
+  const double first_start = kn.queue_wait.samples[0];
+  const double woke = 1800.0 + kn.wake_latency.samples[0];
+  EXPECT_NEAR(kn.gpu_seconds_at_zero, (1800.0 - (first_start + 90)) + (3600.0 - (woke + 90)),
+              1.0);
+  EXPECT_DOUBLE_EQ(kn.idle_reserved_gpu_seconds, kn.gpu_seconds_at_zero);  // quota kept
+  // The wake takes a start-up delay (2 min ± 20%); the second burst's requests meanwhile are cold.
+  EXPECT_GE(kn.wake_latency.samples[0], 96.0);
+  EXPECT_LE(kn.wake_latency.samples[0], 144.0);
+  EXPECT_EQ(kn.cold_starts, 60);
+  EXPECT_LT(kn.requests_within_objective, on.requests_within_objective);
+  EXPECT_LT(kn.allocated_gpu_seconds, on.allocated_gpu_seconds);
+}
+
+TEST(ServingBaselineTest, AzureRequestsGoByPopularity) {
+  const std::string file =
+      std::string(GPUAAS_SHARED_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv";
+  auto s = azure_llm_scenario(file, 8, 0, 42);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  std::vector<std::size_t> n;
+  for (const auto& w : s->workloads) n.push_back(w.arrivals_ms->size());
+  // Weights 1/(i+1): service 0 takes about twice service 1's and eight times service 7's.
+  EXPECT_NEAR(static_cast<double>(n[0]) / static_cast<double>(n[1]), 2.0, 0.15);
+  EXPECT_NEAR(static_cast<double>(n[0]) / static_cast<double>(n[7]), 8.0, 0.8);
+  auto again = azure_llm_scenario(file, 8, 0, 42);
+  EXPECT_EQ(*again->workloads[3].arrivals_ms, *s->workloads[3].arrivals_ms);
+  auto other = azure_llm_scenario(file, 8, 0, 43);
+  EXPECT_NE(*other->workloads[3].arrivals_ms, *s->workloads[3].arrivals_ms);
+}
+
+}  // namespace
+}  // namespace gpuaas::sim

@@ -54,6 +54,10 @@ const char* name_of(Baseline b) {
       return "static-fifo";
     case Baseline::kKueueLike:
       return "kueue-like";
+    case Baseline::kAlwaysOn:
+      return "always-on";
+    case Baseline::kKnative:
+      return "knative";
     case Baseline::kGpuaas:
       break;
   }
@@ -66,6 +70,11 @@ const char* describe(Baseline b) {
       return "fixed per-queue quotas, no borrowing or preemption, StrictFIFO, no autoscaling";
     case Baseline::kKueueLike:
       return "cohort borrowing, admission on quota alone, reactive autoscaling on pending pods";
+    case Baseline::kAlwaysOn:
+      return "the policy files as written; services never scale to zero";
+    case Baseline::kKnative:
+      return "the policy files as written; services scale to zero after Knative's default "
+             "stable window (60 s) and grace period (30 s) without requests, and wake on one";
     case Baseline::kGpuaas:
       break;
   }
@@ -83,9 +92,13 @@ Result<std::vector<Baseline>> parse_baselines(const std::string& list) {
       out.push_back(Baseline::kStaticFifo);
     } else if (item == "kueue-like") {
       out.push_back(Baseline::kKueueLike);
+    } else if (item == "always-on") {
+      out.push_back(Baseline::kAlwaysOn);
+    } else if (item == "knative") {
+      out.push_back(Baseline::kKnative);
     } else {
       return Status::invalid("unknown policy \"" + item +
-                             "\" (known: static-fifo, kueue-like, gpuaas)");
+                             "\" (known: static-fifo, kueue-like, gpuaas, always-on, knative)");
     }
   }
   if (out.empty()) return Status::invalid("no policy named");
@@ -105,7 +118,8 @@ Result<std::vector<PolicyText>> read_policy_files(const std::vector<std::string>
 }
 
 Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyText>& policies) {
-  if (b == Baseline::kGpuaas) return policies;
+  if (b == Baseline::kGpuaas || b == Baseline::kAlwaysOn || b == Baseline::kKnative)
+    return policies;
   std::vector<YAML::Node> docs;
   for (const auto& p : policies) {
     try {

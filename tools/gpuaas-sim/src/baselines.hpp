@@ -16,7 +16,10 @@
 
 namespace gpuaas::sim {
 
-enum class Baseline { kGpuaas, kStaticFifo, kKueueLike };
+// always-on and knative are serving baselines: admission as written (like gpuaas), and services
+// either never scale to zero (always-on) or do so the way Knative's autoscaler does by default
+// (knative; the simulator plays it: docs/simulator.md).
+enum class Baseline { kGpuaas, kStaticFifo, kKueueLike, kAlwaysOn, kKnative };
 
 const char* name_of(Baseline b);
 // A comma-separated list of names ("static-fifo,kueue-like,gpuaas"); errors name the unknown one.

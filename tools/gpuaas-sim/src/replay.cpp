@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 #include <tuple>
 
 #include "alibaba_trace.hpp"
@@ -79,7 +80,8 @@ Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string
   return s;
 }
 
-Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours) {
+Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours,
+                                    uint64_t seed) {
   if (services < 1) return Status::invalid("--services must be at least 1");
   auto requests = read_azure_llm(csv);
   if (!requests) return requests.status();
@@ -90,11 +92,21 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
   s.start = std::chrono::sys_time<Millis>(seconds(1767600000));
   const Millis limit = hours > 0 ? limit_of(hours) : Millis::max();
   std::vector<std::vector<int64_t>> arrivals(static_cast<std::size_t>(services));
-  std::size_t k = 0;
+  // Popularity 1/(i+1): a uniform draw in [0, total) against the cumulative weights. The draw is
+  // written out (53 bits of mt19937_64) so that every standard library draws the same.
+  std::vector<double> cumulative;
+  double total = 0;
+  for (int i = 0; i < services; ++i) cumulative.push_back(total += 1.0 / (i + 1));
+  std::mt19937_64 draw(seed);
   int64_t last = 0;
   for (const auto& r : *requests) {
     if (Millis(r.offset_ms) >= limit) break;
-    arrivals[k++ % arrivals.size()].push_back(r.offset_ms);
+    const double u = static_cast<double>(draw() >> 11) * 0x1.0p-53 * total;
+    const auto k = std::min<std::size_t>(
+        static_cast<std::size_t>(std::upper_bound(cumulative.begin(), cumulative.end(), u) -
+                                 cumulative.begin()),
+        arrivals.size() - 1);
+    arrivals[k].push_back(r.offset_ms);
     last = r.offset_ms;
   }
   s.duration = std::min(Millis(last) + Millis(std::chrono::minutes(5)), limit);

@@ -6,8 +6,10 @@
 //    one ResourceFlavor "openb"; the built-in default policy gives each tenant an equal share
 //    in one cohort. Times are shifted so the first pod arrives at 0. The trace has no prices.
 //  - Azure LLM inference trace 2023: `services` InferenceServices of one GPU each take the
-//    requests round-robin; they are submitted at 0 and kept for the whole trace; a request is in
-//    time when its service is running when it arrives (or starts within the latency objective).
+//    requests by popularity: service i (from 0) has weight 1/(i+1) and each request's service is
+//    a seeded draw with those weights, so a few are busy and most are often idle. They are
+//    submitted at 0 and kept for the whole trace; a request is in time when its service is
+//    running when it arrives (or starts within the latency objective).
 #pragma once
 
 #include <string>
@@ -20,6 +22,7 @@ namespace gpuaas::sim {
 // hours > 0: only the first `hours` of the trace.
 Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string& nodes_csv,
                                   double hours);
-Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours);
+Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours,
+                                    uint64_t seed = 1);
 
 }  // namespace gpuaas::sim

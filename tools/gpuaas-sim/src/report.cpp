@@ -52,6 +52,10 @@ json report_object(const RunResult& r) {
             {"busy", round_to(r.busy_gpu_seconds / 3600, 0.001)},
             {"idle", round_to((r.allocated_gpu_seconds - r.busy_gpu_seconds) / 3600, 0.001)}}},
           {"idle_reserved_gpu_seconds", round_to(r.idle_reserved_gpu_seconds, 0.001)},
+          {"gpu_seconds_allocated", round_to(r.allocated_gpu_seconds, 0.001)},
+          {"gpu_seconds_at_zero", round_to(r.gpu_seconds_at_zero, 0.001)},
+          {"wakes", r.wakes},
+          {"wake_latency_seconds", waits(r.wake_latency)},
           {"queue_wait_seconds", waits(r.queue_wait)},
           {"never_started", r.never_started},
           {"deadlines", r.deadlines},
@@ -149,6 +153,9 @@ std::string report_table(const std::vector<RunResult>& runs) {
   row("cold starts", [](const RunResult& r) { return std::to_string(r.cold_starts); });
   row("idle reserved GPU-hours",
       [](const RunResult& r) { return fixed(r.idle_reserved_gpu_seconds / 3600, 1); });
+  row("GPU-hours at zero / wakes", [](const RunResult& r) {
+    return fixed(r.gpu_seconds_at_zero / 3600, 1) + " / " + std::to_string(r.wakes);
+  });
   row("nodes max / node-hours", [](const RunResult& r) {
     return std::to_string(r.max_nodes) + " / " + fixed(r.node_seconds / 3600, 1);
   });

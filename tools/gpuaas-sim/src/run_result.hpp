@@ -47,7 +47,10 @@ struct RunResult {
   double allocated_gpu_seconds = 0;
   double busy_gpu_seconds = 0;
   double idle_reserved_gpu_seconds = 0;
+  double gpu_seconds_at_zero = 0;  // GPUs of workloads scaled to zero, times how long
   WaitStats queue_wait;
+  WaitStats wake_latency;  // from the request that woke a service to its pods running
+  int64_t wakes = 0;
   int64_t never_started = 0;
   int64_t deadlines = 0;
   int64_t deadline_misses = 0;

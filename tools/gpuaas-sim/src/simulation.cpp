@@ -186,6 +186,11 @@ void Simulation::advance(Time t) {
   result_.capacity_gpu_seconds += dt * static_cast<double>(cluster_.gpus_capacity_milli()) / 1000;
   result_.allocated_gpu_seconds += dt * static_cast<double>(cluster_.gpus_allocated_milli()) / 1000;
   result_.busy_gpu_seconds += dt * static_cast<double>(busy_gpu_milli_) / 1000;
+  result_.gpu_seconds_at_zero += dt * static_cast<double>(zero_gpu_milli_) / 1000;
+  // At zero the quota stays reserved (the workload is still admitted).
+  result_.idle_reserved_gpu_seconds += dt * static_cast<double>(zero_gpu_milli_) / 1000;
+  for (const auto& [ns, m] : tenant_zero_milli_)
+    result_.tenants[ns].idle_reserved_gpu_seconds += dt * static_cast<double>(m) / 1000;
   for (const auto& [ns, m] : tenant_alloc_milli_)
     result_.tenants[ns].allocated_gpu_seconds += dt * static_cast<double>(m) / 1000;
   for (const auto& [ns, m] : tenant_busy_milli_)

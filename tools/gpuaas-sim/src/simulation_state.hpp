@@ -22,7 +22,17 @@
 
 namespace gpuaas::sim {
 
-enum class WorkloadState { kUnsubmitted, kQueued, kStarting, kBusy, kIdle, kDone, kDeleted };
+// kAtZero: admitted and holding its quota, with no pods (a service scaled to zero).
+enum class WorkloadState {
+  kUnsubmitted,
+  kQueued,
+  kStarting,
+  kBusy,
+  kIdle,
+  kAtZero,
+  kDone,
+  kDeleted
+};
 
 struct SimWorkload {
   WorkloadInstance instance;
@@ -44,6 +54,8 @@ struct SimWorkload {
   // InferenceService requests: when the service last stopped serving (to count the wait).
   std::optional<Time> unserved_since;
   std::optional<Time> serving_since;
+  std::optional<Time> at_zero_since;  // scaled to zero; until its pods run again
+  bool waking = false;
 };
 
 struct Agenda {
@@ -89,6 +101,13 @@ class Simulation {
   void publish_pod(uint64_t pod, Change c);
   void count_requests(std::size_t w, Time now);
   void count_served(std::size_t w, Time now);
+  // simulation_serving.cpp: Knative's scale to zero and wake, for the knative baseline.
+  void serving_started(std::size_t w);
+  void zero_check(std::size_t w, uint64_t token);
+  void scale_to_zero(std::size_t w);
+  void wake(std::size_t w);
+  void woke(std::size_t w);
+  int64_t reserved_gpu_milli(const SimWorkload& w) const;
   int64_t requests_between(const SimWorkload& w, Time from, Time to) const;
   static bool serves_requests(const SimWorkload& w);
   void finish_accounts();
@@ -113,6 +132,9 @@ class Simulation {
   std::map<uint64_t, uint64_t> pod_rv_;
   uint64_t node_rv_ = 0;
   int64_t busy_gpu_milli_ = 0;
+  int64_t zero_gpu_milli_ = 0;  // GPUs of workloads at zero (their quota is still held)
+  std::map<std::string, int64_t> tenant_zero_milli_;
+  std::map<std::size_t, Time> wake_started_;
   std::map<std::string, int64_t> tenant_alloc_milli_, tenant_busy_milli_;
   bool autoscaler_ = false;
 };

@@ -199,7 +199,12 @@ void Simulation::all_pods_running(std::size_t i) {
   w.object["metadata"]["resourceVersion"] = std::to_string(w.resource_version);
   publish_workload(i, Change::kModified);
   const uint64_t epoch = w.epoch;
-  agenda_.at(now_ + w.spec->duration, [this, i, epoch] { busy_done(i, epoch); });
+  if (w.waking) {
+    woke(i);
+  } else {
+    agenda_.at(now_ + w.spec->duration, [this, i, epoch] { busy_done(i, epoch); });
+  }
+  serving_started(i);
 }
 
 void Simulation::busy_done(std::size_t i, uint64_t epoch) {
@@ -238,6 +243,12 @@ void Simulation::busy_done(std::size_t i, uint64_t epoch) {
 void Simulation::remove_workload(std::size_t i) {
   SimWorkload& w = workloads_[i];
   if (finished(w.state)) return;
+  if (w.state == WorkloadState::kAtZero) {
+    zero_gpu_milli_ -= reserved_gpu_milli(w);
+    tenant_zero_milli_[w.spec->namespace_] -= reserved_gpu_milli(w);
+    if (w.at_zero_since) result_.cold_starts += requests_between(w, *w.at_zero_since, now_);
+    w.at_zero_since.reset();
+  }
   if (w.unserved_since) count_requests(i, now_);
   stop_pods(i);
   w.state = WorkloadState::kDeleted;
@@ -313,8 +324,10 @@ void Simulation::finish_accounts() {
       ++result_.never_started;
       ++tenant.never_started;
     }
-    // A service, cluster or notebook still at work when the run ends served its whole span.
-    if (!w.outcome && w.state == WorkloadState::kBusy && !w.kind->finishes()) {
+    // A service, cluster or notebook still at work (or at zero, ready to wake) when the run ends
+    // served its whole span.
+    if (!w.outcome && !w.kind->finishes() &&
+        (w.state == WorkloadState::kBusy || w.state == WorkloadState::kAtZero)) {
       w.outcome = true;
       ++result_.outcomes;
       ++tenant.outcomes;
@@ -324,6 +337,9 @@ void Simulation::finish_accounts() {
       ++tenant.deadline_misses;
     }
     // Served requests: everything that arrived while the service ran, to the end or deletion.
+    if (w.state == WorkloadState::kAtZero || w.waking) {  // asked for while at zero: cold
+      if (w.at_zero_since) result_.cold_starts += requests_between(w, *w.at_zero_since, end_);
+    }
     // Requests still waiting at the end were not answered in time (nor at all).
     if (!finished(w.state) && w.unserved_since && serves_requests(w)) {
       result_.requests += requests_between(w, *w.unserved_since, end_);
