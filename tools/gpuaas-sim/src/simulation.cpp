@@ -14,6 +14,15 @@ namespace gpuaas::sim {
 using nlohmann::json;
 
 namespace {
+void add_labels(v1::MetricSample& s,
+                std::initializer_list<std::pair<const char*, std::string>> labels) {
+  for (const auto& [k, v] : labels) {
+    auto* l = s.add_labels();
+    l->set_name(k);
+    l->set_value(v);
+  }
+}
+
 constexpr Millis kAutoscalerScan{std::chrono::seconds(10)};
 constexpr Millis kScaleDownUnneeded{std::chrono::minutes(10)};  // cluster-autoscaler's default
 constexpr Millis kMaxProvisionTime{std::chrono::minutes(15)};   // its max-node-provision-time
@@ -203,13 +212,18 @@ void Simulation::advance(Time t) {
   now_ = t;
 }
 
-void Simulation::add_node(const NodePoolSpec& pool, bool at_start) {
-  const std::string name = pool.name + "-" + std::to_string(pool_next_[pool.name]++);
+std::map<std::string, std::string> Simulation::node_labels(const NodePoolSpec& pool,
+                                                           const std::string& name) {
   std::map<std::string, std::string> labels = flavor_labels_[pool.flavor];
   labels[kFlavorLabel] = pool.flavor;
   labels["gpuaas.io/node-pool"] = pool.name;
   labels["kubernetes.io/hostname"] = name;
-  cluster_.add_node(name, pool, labels);
+  return labels;
+}
+
+void Simulation::add_node(const NodePoolSpec& pool, bool at_start) {
+  const std::string name = pool.name + "-" + std::to_string(pool_next_[pool.name]++);
+  cluster_.add_node(name, pool, node_labels(pool, name));
   ++result_.nodes_added;
   result_.max_nodes = std::max<int64_t>(result_.max_nodes, cluster_.nodes().size());
   if (at_start) {
@@ -263,19 +277,21 @@ void Simulation::scale_pool(const std::string& pool_name, int32_t target, const 
 // need (counting nodes still provisioning); a node empty for 10 minutes is removed. Nodes that
 // failed to come up are given up after 15 minutes.
 void Simulation::autoscale() {
+  // An empty node of each pool, as it would come up: which pending pods could it take?
+  std::vector<std::pair<std::string, SimNode>> probes;
+  for (const auto& [name, pool] : pools_) {
+    SimNode probe;
+    probe.ready = true;
+    probe.labels = node_labels(*pool, "probe");
+    probe.device_free.assign(static_cast<std::size_t>(pool->gpus_per_node), 1000);
+    probe.cpu = probe.cpu_free = pool->cpu_milli_per_node;
+    probe.memory = probe.memory_free = pool->memory_bytes_per_node;
+    probes.emplace_back(name, std::move(probe));
+  }
   std::map<std::string, std::vector<const SimPod*>> waiting;  // pool -> pods it could take
   for (const auto& [id, p] : cluster_.pods()) {
     if (!p.node.empty()) continue;
-    for (const auto& [name, pool] : pools_) {
-      SimNode probe;
-      probe.ready = true;
-      probe.labels = flavor_labels_[pool->flavor];
-      probe.labels[kFlavorLabel] = pool->flavor;
-      probe.labels["gpuaas.io/node-pool"] = name;
-      probe.device_free.assign(static_cast<std::size_t>(pool->gpus_per_node), 1000);
-      probe.cpu = probe.cpu_free = pool->cpu_milli_per_node;
-      probe.memory = probe.memory_free = pool->memory_bytes_per_node;
-      probe.labels["kubernetes.io/hostname"] = "probe";
+    for (const auto& [name, probe] : probes) {
       if (cluster_.fits(probe, p)) {
         waiting[name].push_back(&p);
         break;
@@ -325,17 +341,12 @@ void Simulation::publish_metrics() {
       auto* s = by_ns[p.namespace_].add_samples();
       s->set_name("DCGM_FI_DEV_GPU_UTIL");
       s->set_value(util);
-      auto label = [&](const char* k, const std::string& v) {
-        auto* l = s->add_labels();
-        l->set_name(k);
-        l->set_value(v);
-      };
-      label("gpu", std::to_string(device));
-      label("UUID", "GPU-" + p.node + "-" + std::to_string(device));
-      label("Hostname", p.node);
-      label("namespace", p.namespace_);
-      label("pod", p.name);
-      label("container", "main");
+      add_labels(*s, {{"gpu", std::to_string(device)},
+                      {"UUID", "GPU-" + p.node + "-" + std::to_string(device)},
+                      {"Hostname", p.node},
+                      {"namespace", p.namespace_},
+                      {"pod", p.name},
+                      {"container", "main"}});
     }
   }
   // Knative's queue-proxy counter on each serving pod: the requests it took since it started
@@ -347,13 +358,9 @@ void Simulation::publish_metrics() {
     s->set_name("revision_request_count");
     s->set_value(static_cast<double>(requests_between(w, p.running_since, now_)) /
                  static_cast<double>(w.pods.size()));
-    for (const auto& [k, v] : {std::pair<const char*, std::string>{"namespace", p.namespace_},
-                               {"pod", p.name},
-                               {"configuration_name", w.instance.name + "-predictor"}}) {
-      auto* l = s->add_labels();
-      l->set_name(k);
-      l->set_value(v);
-    }
+    add_labels(*s, {{"namespace", p.namespace_},
+                    {"pod", p.name},
+                    {"configuration_name", w.instance.name + "-predictor"}});
   }
   for (auto& [ns, batch] : by_ns) driver_->metrics(ns, std::move(batch), now_);
 }

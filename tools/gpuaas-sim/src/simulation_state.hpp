@@ -82,6 +82,8 @@ class Simulation {
   void apply(const v1::Action& a);
   void advance(Time t);  // running sums up to t
   void add_node(const NodePoolSpec& pool, bool at_start);
+  // Labels of a pool's node: its flavor's nodeLabels, gpuaas.io/flavor, node-pool, hostname.
+  std::map<std::string, std::string> node_labels(const NodePoolSpec& pool, const std::string& name);
   void node_ready(const std::string& name);
   void scale_pool(const std::string& pool, int32_t target, const std::string& why);
   void autoscale();  // cluster-autoscaler, for the kueue-like baseline
