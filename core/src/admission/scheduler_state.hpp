@@ -78,6 +78,10 @@ struct Entry {
   std::vector<std::string> evicted_by;  // preemptors that evicted it (never preempted back)
   std::vector<uint32_t> victims;        // evicting on its behalf
   uint32_t preemptor = UINT32_MAX;      // kEvicting: who it makes room for
+  // Idle reclaim (idle_reservation.cpp): admitted, scaled to zero, its quota still reserved.
+  bool parked = false;
+  bool lent = false;  // parked and lent: its usage and nodes are out of the tree and the index
+  Time parked_at{};
   bool live = false;
 };
 
@@ -136,6 +140,7 @@ struct Scheduler::State {
   void release(uint32_t id, Time now);  // admitted or evicting: quota and nodes return
   void capacity_changed(int cq);        // quota under its root may have freed
   void capacity_changed_everywhere();
+  void nodes_freed();  // a placement was released: node-blocked queues may fit now
   void set_status(Entry& e, const char* reason, std::string message, std::string holder);
   void resolve(Entry& e);  // queue, priority, duration from the policy
   bool try_entry(uint32_t id, Time now, std::vector<Decision>& out);
@@ -163,6 +168,11 @@ struct Scheduler::State {
 
   // preemption.cpp
   bool preempt_for(uint32_t id, Assignment& a, Time now, std::vector<Decision>& out);
+
+  // idle_reservation.cpp
+  // Lent reservations returning: what others were admitted onto, newest and least important
+  // first, is preempted until the owner fits again.
+  void take_back_loan(uint32_t id, Time now, std::vector<Decision>& out);
 
   // estimate.cpp
   // When the workload could start if those ahead of it start first and the admitted ones end

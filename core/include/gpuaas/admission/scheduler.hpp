@@ -33,6 +33,7 @@ inline constexpr const char* kHeldForDeadline = "HeldForDeadline";
 inline constexpr const char* kStopped = "Stopped";
 inline constexpr const char* kAdmitted = "Admitted";
 inline constexpr const char* kEvicting = "Evicting";
+inline constexpr const char* kScaledToZero = "ScaledToZero";  // admitted, at zero, quota kept
 }  // namespace reason
 
 struct Decision {
@@ -67,6 +68,8 @@ struct Explanation {
   std::optional<Time> deadline;
   bool deadline_at_risk = false;  // cannot meet its deadline with the capacity at hand
   int32_t priority = 0;
+  bool quota_reserved_idle = false;  // scaled to zero, its quota kept (Scheduler::park)
+  bool quota_lent = false;           // and lent meanwhile as preemptible capacity
 };
 
 struct SchedulerStats {
@@ -120,6 +123,17 @@ class Scheduler {
   void upsert_workload(WorkloadInfo workload, Time now);
   // Deleted: its quota returns at once.
   void remove_workload(const std::string& key, Time now);
+
+  // Idle reclaim: the admitted workload went to zero. Its quota stays reserved (explain says
+  // ScaledToZero) until it wakes (unpark) or the reservation ends (remove_workload). Without
+  // `lend` its nodes stay reserved too, so it wakes at once. With `lend` its quota and nodes are
+  // free meanwhile for others, as preemptible capacity: what is admitted under the same root
+  // cohort while it is parked is preempted, if need be, when it wakes. False: not admitted.
+  bool park(const std::string& key, bool lend, Time now);
+  // Wakes a parked workload with its reservation; returns the preemptions that take lent quota
+  // back (rule "reclaim/lend"), to be carried out like any other.
+  std::vector<Decision> unpark(const std::string& key, Time now);
+  bool parked(const std::string& key) const;
 
   // Tries what the changes since the last pass may have unblocked; every workload that fits is
   // admitted in this pass. Decisions are in the order they were made.

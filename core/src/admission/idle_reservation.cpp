@@ -1,0 +1,118 @@
+// Idle reclaim's side of the ledger: a workload scaled to zero keeps its quota reservation
+// (parked), optionally lent to others meanwhile as preemptible capacity, and takes it back when
+// it wakes. Kueue releases the quota of a suspended workload; keeping it is what lets an idle
+// service or Ray cluster come back at once.
+#include <algorithm>
+
+#include "scheduler_state.hpp"
+
+namespace gpuaas::admission {
+
+bool Scheduler::park(const std::string& key, bool lend, Time now) {
+  auto& s = *s_;
+  const uint32_t id = s.entry_of(key);
+  if (id == UINT32_MAX) return false;
+  Entry& e = s.entries[id];
+  if (e.state != EntryState::kAdmitted) return false;
+  if (e.parked) return true;
+  e.parked = true;
+  e.parked_at = now;
+  e.lent = lend;
+  if (lend) {
+    // Out of the tree and the node index: others may take it until the owner wakes.
+    s.tree->add_usage(e.cq, e.usage, -1);
+    if (e.placement) s.nodes.commit(*e.placement, e.groups, -1);
+    e.placement.reset();
+    s.capacity_changed(e.cq);
+    s.nodes_freed();
+  }
+  s.set_status(e, reason::kScaledToZero,
+               lend ? "scaled to zero; its quota stays reserved and is lent meanwhile as "
+                      "preemptible capacity"
+                    : "scaled to zero; its quota and nodes stay reserved",
+               "");
+  return true;
+}
+
+bool Scheduler::parked(const std::string& key) const {
+  const uint32_t id = s_->entry_of(key);
+  return id != UINT32_MAX && s_->entries[id].parked;
+}
+
+std::vector<Decision> Scheduler::unpark(const std::string& key, Time now) {
+  auto& s = *s_;
+  std::vector<Decision> out;
+  const uint32_t id = s.entry_of(key);
+  if (id == UINT32_MAX || !s.entries[id].parked) return out;
+  if (s.entries[id].lent) s.take_back_loan(id, now, out);
+  Entry& e = s.entries[id];
+  e.parked = false;
+  e.lent = false;
+  s.set_status(e, reason::kAdmitted, "woke from zero with its reservation", "");
+  return out;
+}
+
+void Scheduler::State::take_back_loan(uint32_t id, Time now, std::vector<Decision>& out) {
+  Entry& e = entries[id];
+  auto fits = [&] {
+    for (const auto& u : e.usage)
+      if (tree->available(e.cq, u.fr) < u.milli) return false;
+    return true;
+  };
+  // Workloads already stopping give their quota back anyway: count them as gone.
+  std::vector<uint32_t> in_flight, candidates;
+  for (int c : tree->cluster_queues_under_root_of(e.cq)) {
+    for (uint32_t w : cqs[static_cast<std::size_t>(c)].admitted) {
+      const Entry& x = entries[w];
+      if (x.state == EntryState::kEvicting) {
+        in_flight.push_back(w);
+      } else if (w != id && !x.parked && x.admitted_at >= e.parked_at) {
+        candidates.push_back(w);  // admitted onto what was lent
+      }
+    }
+  }
+  for (uint32_t w : in_flight) tree->add_usage(entries[w].cq, entries[w].usage, -1);
+  // Least important first, then the newest: what came last onto the loan goes first.
+  std::sort(candidates.begin(), candidates.end(), [&](uint32_t a, uint32_t b) {
+    const Entry& x = entries[a];
+    const Entry& y = entries[b];
+    if (x.priority != y.priority) return x.priority < y.priority;
+    if (x.admitted_at != y.admitted_at) return x.admitted_at > y.admitted_at;
+    return x.seq > y.seq;
+  });
+  std::vector<uint32_t> victims;
+  for (uint32_t w : candidates) {
+    if (fits()) break;
+    tree->add_usage(entries[w].cq, entries[w].usage, -1);
+    victims.push_back(w);
+  }
+  for (uint32_t w : victims) tree->add_usage(entries[w].cq, entries[w].usage, +1);
+  for (uint32_t w : in_flight) tree->add_usage(entries[w].cq, entries[w].usage, +1);
+  for (uint32_t w : victims) {
+    Entry& v = entries[w];
+    v.state = EntryState::kEvicting;
+    v.evicted_by.push_back(e.info.key);
+    ++stats.preemptions;
+    Decision d;
+    d.kind = Decision::Kind::kPreempt;
+    d.workload = v.info.key;
+    d.cluster_queue = tree->cluster_queue_name(v.cq);
+    d.rule = "reclaim/lend";
+    d.preemptor = e.info.key;
+    d.reason = "ran on quota lent by " + e.info.namespace_ + "/" + e.info.name +
+               " while it was at zero; it woke and takes its reservation back";
+    set_status(v, reason::kEvicting, d.reason, "");
+    out.push_back(std::move(d));
+  }
+  // The reservation is back in the tree now; until the victims stop, usage may exceed quota.
+  tree->add_usage(e.cq, e.usage, +1);
+  e.lent = false;
+  // Its nodes: where it fits now; else the scheduler places its pods once the victims leave.
+  if (e.place_flavor >= 0 && !e.groups.empty()) {
+    e.placement = nodes.fit(e.place_flavor, e.groups, policy->admission.placement_candidates);
+    if (e.placement) nodes.commit(*e.placement, e.groups, +1);
+  }
+  (void)now;
+}
+
+}  // namespace gpuaas::admission
