@@ -278,6 +278,72 @@ TEST_F(KindModelTest, NotebookScaledToZeroIsStoppedToItsController) {
   EXPECT_EQ(m.pods(o).size(), 1u);
 }
 
+// gpuaas's idle reclaim: the simulator tells a scaled object from a suspended or stopped one by
+// the plugin's gpuaas.io/scaled-from record, and the scaled one runs no GPU pods until SCALE_BACK.
+TEST_F(KindModelTest, ScaledObjectsRunNoGpuPodsUntilScaledBack) {
+  struct Kind {
+    std::string kind;
+    int32_t pods;
+    std::set<std::string> at_zero;  // pod sets still running at zero
+  };
+  for (const Kind& k : {Kind{"RayCluster", 3, {"head"}}, Kind{"InferenceService", 2, {}},
+                        Kind{"Notebook", 1, {}}}) {
+    SCOPED_TRACE(k.kind);
+    const KindModel& m = *kind_model(k.kind);
+    WorkloadSpec s = spec(k.kind, k.pods);
+    // gpuaas's serving runs put services in Standard mode (Serverless is Knative's to scale).
+    if (k.kind == "InferenceService")
+      s.annotations["serving.kserve.io/deploymentMode"] = "RawDeployment";
+    json o = make(m, s);
+    act(o, WorkloadAction::kAdmit);
+    m.set_phase(o, Phase::kRunning);
+    const auto running = m.pods(o);
+    EXPECT_FALSE(scaled_to_zero(o));
+    ASSERT_GT(act(o, WorkloadAction::kScaleToZero), 0);
+    EXPECT_TRUE(scaled_to_zero(o)) << o.dump();
+    std::set<std::string> sets;
+    for (const auto& p : m.pods(o)) {
+      sets.insert(p.pod_set);
+      EXPECT_EQ(p.gpu_milli, 0) << p.pod_set;
+    }
+    EXPECT_EQ(sets, k.at_zero) << o.dump();
+    ASSERT_GT(act(o, WorkloadAction::kScaleBack), 0);
+    EXPECT_FALSE(scaled_to_zero(o)) << o.dump();
+    EXPECT_TRUE(m.admitted(o));
+    const auto back = m.pods(o);
+    ASSERT_EQ(back.size(), running.size());
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      EXPECT_EQ(back[i].pod_set, running[i].pod_set);
+      EXPECT_EQ(back[i].count, running[i].count);
+    }
+  }
+}
+
+TEST_F(KindModelTest, InferenceServiceInStandardModeIsStoppedWhenScaled) {
+  const KindModel& m = *kind_model("InferenceService");
+  WorkloadSpec s = spec("InferenceService", 1);
+  s.annotations["serving.kserve.io/deploymentMode"] = "RawDeployment";
+  json o = make(m, s);
+  act(o, WorkloadAction::kAdmit);
+  ASSERT_GT(act(o, WorkloadAction::kScaleToZero), 0);
+  EXPECT_EQ(o["metadata"]["annotations"].value("serving.kserve.io/stop", ""), "true") << o.dump();
+  EXPECT_EQ(o["spec"]["predictor"].value("minReplicas", -1), 1);  // KServe's stop, not Knative's
+  EXPECT_FALSE(m.admitted(o));
+  EXPECT_TRUE(m.pods(o).empty());
+}
+
+TEST_F(KindModelTest, SuspendedIsNotScaled) {
+  for (const char* kind : {"RayCluster", "InferenceService", "Notebook"}) {
+    SCOPED_TRACE(kind);
+    const KindModel& m = *kind_model(kind);
+    json o = make(m, spec(kind, 1));
+    act(o, WorkloadAction::kAdmit);
+    ASSERT_GT(act(o, WorkloadAction::kSuspend), 0);
+    EXPECT_FALSE(scaled_to_zero(o)) << o.dump();
+    EXPECT_TRUE(m.pods(o).empty());
+  }
+}
+
 TEST_F(KindModelTest, FractionalGpuRoundTripsThroughDemandAndPods) {
   for (const auto& kind : known_kinds()) {
     SCOPED_TRACE(kind);

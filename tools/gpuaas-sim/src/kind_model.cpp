@@ -17,6 +17,11 @@ const std::array<const KindModel*, 6>& models() {
 
 }  // namespace
 
+bool scaled_to_zero(const nlohmann::json& object) {
+  const nlohmann::json* a = kinds::find(object, "/metadata/annotations");
+  return a != nullptr && a->is_object() && a->contains("gpuaas.io/scaled-from");
+}
+
 const KindModel* kind_model(std::string_view kind) {
   for (const KindModel* m : models()) {
     if (m->kind() == kind) return m;

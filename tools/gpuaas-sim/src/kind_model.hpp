@@ -68,6 +68,12 @@ class KindModel {
   virtual void set_phase(nlohmann::json& object, Phase phase) const = 0;
 };
 
+// Whether gpuaas scaled the object to zero (its SCALE_TO_ZERO patch records what it changed in
+// the gpuaas.io/scaled-from annotation, and SCALE_BACK removes it). This tells an idle service at
+// zero from a suspended or stopped one where both close the same gate (a Notebook's stop
+// annotation, an InferenceService's in Standard mode).
+bool scaled_to_zero(const nlohmann::json& object);
+
 // The model of a kind by name (PyTorchJob, RayCluster, RayJob, InferenceService, Notebook, Job);
 // nullptr for an unknown kind.
 const KindModel* kind_model(std::string_view kind);
