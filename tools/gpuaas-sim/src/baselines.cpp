@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,6 +47,35 @@ void set_admission(std::vector<YAML::Node>& docs, Baseline b) {
   (*policy)["spec"] = spec;
 }
 
+bool is_idle_reclaim(const YAML::Node& doc) {
+  return doc.IsMap() && doc["apiVersion"].as<std::string>("") == "gpuaas.io/v1alpha1" &&
+         doc["kind"].as<std::string>("") == "IdleReclaimPolicy";
+}
+
+// The serving baselines run the files as written but without gpuaas's idle reclaim: always-on
+// never scales to zero and under knative the simulator plays Knative's autoscaler instead. A file
+// with no IdleReclaimPolicy is passed on untouched (its FILE:LINE stay right).
+Result<std::vector<PolicyText>> without_idle_reclaim(const std::vector<PolicyText>& policies) {
+  std::vector<PolicyText> out;
+  for (const auto& p : policies) {
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAll(p.text);
+    } catch (const YAML::Exception& e) {
+      return Status::invalid(p.name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    }
+    if (std::none_of(docs.begin(), docs.end(), is_idle_reclaim)) {
+      out.push_back(p);
+      continue;
+    }
+    YAML::Emitter e;
+    for (const auto& d : docs)
+      if (!is_idle_reclaim(d)) e << YAML::BeginDoc << d;
+    out.push_back({p.name + " (without IdleReclaimPolicy)", e.c_str()});
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* name_of(Baseline b) {
@@ -71,9 +101,10 @@ const char* describe(Baseline b) {
     case Baseline::kKueueLike:
       return "cohort borrowing, admission on quota alone, reactive autoscaling on pending pods";
     case Baseline::kAlwaysOn:
-      return "the policy files as written; services never scale to zero";
+      return "the policy files without IdleReclaimPolicies; services never scale to zero";
     case Baseline::kKnative:
-      return "the policy files as written; services scale to zero after Knative's default "
+      return "the policy files without IdleReclaimPolicies; services scale to zero after Knative's "
+             "default "
              "stable window (60 s) and grace period (30 s) without requests, and wake on one";
     case Baseline::kGpuaas:
       break;
@@ -118,8 +149,8 @@ Result<std::vector<PolicyText>> read_policy_files(const std::vector<std::string>
 }
 
 Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyText>& policies) {
-  if (b == Baseline::kGpuaas || b == Baseline::kAlwaysOn || b == Baseline::kKnative)
-    return policies;
+  if (b == Baseline::kGpuaas) return policies;
+  if (b == Baseline::kAlwaysOn || b == Baseline::kKnative) return without_idle_reclaim(policies);
   std::vector<YAML::Node> docs;
   for (const auto& p : policies) {
     try {
@@ -131,6 +162,7 @@ Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyT
   std::vector<YAML::Node> kept;
   for (auto& d : docs) {
     if (!d.IsMap()) continue;
+    if (is_idle_reclaim(d)) continue;  // Kueue does not reclaim idle GPUs
     if (b == Baseline::kStaticFifo && is_kueue(d, "Cohort")) continue;
     if (b == Baseline::kStaticFifo && is_kueue(d, "ClusterQueue")) {
       YAML::Node spec = d["spec"];

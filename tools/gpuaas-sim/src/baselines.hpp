@@ -16,7 +16,8 @@
 
 namespace gpuaas::sim {
 
-// always-on and knative are serving baselines: admission as written (like gpuaas), and services
+// always-on and knative are serving baselines: admission as written (like gpuaas), no
+// IdleReclaimPolicy (gpuaas's idle reclaim; static-fifo and kueue-like drop it too), and services
 // either never scale to zero (always-on) or do so the way Knative's autoscaler does by default
 // (knative; the simulator plays it: docs/simulator.md).
 enum class Baseline { kGpuaas, kStaticFifo, kKueueLike, kAlwaysOn, kKnative };

@@ -2,7 +2,9 @@
 // per node-pool flavor (nodes labelled gpuaas.io/flavor), one ClusterQueue per namespace with an
 // equal share of the GPUs the pools can reach, all in one cohort so that idle quota is lent, a
 // LocalQueue for every queue the workloads name, a WorkloadPriorityClass for every priority class
-// they name (high 1000, low 10, any other 100), and fair sharing. docs/simulator.md shows it.
+// they name (high 1000, low 10, any other 100), and fair sharing; for serving replays
+// (Scenario::gpuaas_scale_to_zero) also an IdleReclaimPolicy for InferenceServices with Knative's
+// window and grace and learned arrivals. docs/simulator.md shows it.
 #pragma once
 
 #include <vector>

@@ -110,6 +110,7 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
     last = r.offset_ms;
   }
   s.duration = std::min(Millis(last) + Millis(std::chrono::minutes(5)), limit);
+  s.gpuaas_scale_to_zero = true;
   NodePoolSpec pool;
   pool.name = "gpu";
   pool.flavor = "gpu";

@@ -70,6 +70,10 @@ struct Scenario {
   Millis startup_delay{std::chrono::minutes(2)};  // from admission until every pod runs
   Millis tick_interval{std::chrono::seconds(30)};
   Millis metrics_interval{std::chrono::seconds(60)};
+  // Serving replays: in the gpuaas run gpuaas owns scale to zero. Its InferenceServices run in
+  // RawDeployment mode (in Serverless mode the plugin's SCALE_TO_ZERO hands them to Knative), and
+  // the built-in default policy adds an IdleReclaimPolicy for them (default_policy.hpp).
+  bool gpuaas_scale_to_zero = false;
 };
 
 // One workload to submit: a template's copy (`count` expanded, names suffixed -1, -2 ...).
