@@ -74,7 +74,10 @@ json report_object(const RunResult& r) {
           {"requests", {{"total", r.requests}, {"within_objective", r.requests_within_objective}}},
           {"tenants", tenants},
           {"decisions",
-           {{"actions", r.actions}, {"events", r.events}, {"deadlettered", r.deadlettered}}},
+           {{"actions", r.actions},
+            {"actions_by_rule", r.actions_by_rule},
+            {"events", r.events},
+            {"deadlettered", r.deadlettered}}},
           {"wall_seconds", round_to(r.wall_seconds, 0.001)}};
 }
 

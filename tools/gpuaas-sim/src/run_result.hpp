@@ -67,6 +67,7 @@ struct RunResult {
   int64_t requests = 0;
   int64_t requests_within_objective = 0;
   int64_t actions = 0;
+  std::map<std::string, int64_t> actions_by_rule;  // e.g. "reclaim/idle": gpuaasd's scale to zero
   int64_t events = 0;
   int64_t deadlettered = 0;
   double wall_seconds = 0;

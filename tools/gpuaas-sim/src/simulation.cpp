@@ -14,15 +14,6 @@ namespace gpuaas::sim {
 using nlohmann::json;
 
 namespace {
-void add_labels(v1::MetricSample& s,
-                std::initializer_list<std::pair<const char*, std::string>> labels) {
-  for (const auto& [k, v] : labels) {
-    auto* l = s.add_labels();
-    l->set_name(k);
-    l->set_value(v);
-  }
-}
-
 constexpr Millis kAutoscalerScan{std::chrono::seconds(10)};
 constexpr Millis kScaleDownUnneeded{std::chrono::minutes(10)};  // cluster-autoscaler's default
 constexpr Millis kMaxProvisionTime{std::chrono::minutes(15)};   // its max-node-provision-time
@@ -126,6 +117,7 @@ Result<RunResult> Simulation::run() {
   const auto wall = std::chrono::steady_clock::now();
   if (auto s = setup(); !s) return s;
   if (auto s = settle(); !s) return s;
+  refresh_quota_held();
   double reported = -1;
   while (!agenda_.items.empty() && agenda_.items.top().at <= end_) {
     const Time t = agenda_.items.top().at;
@@ -136,6 +128,7 @@ Result<RunResult> Simulation::run() {
       f();
     }
     if (auto s = settle(); !s) return s;
+    refresh_quota_held();
     const double done = std::chrono::duration<double>(t - scenario_.start).count() /
                         std::chrono::duration<double>(scenario_.duration).count();
     if (options_.progress && done - reported >= 0.01) {
@@ -160,7 +153,10 @@ Status Simulation::settle() {
     if (!actions) return actions.status();
     if (actions->empty()) return Status::ok();
     result_.actions += static_cast<int64_t>(actions->size());
-    for (const auto& a : *actions) apply(a);
+    for (const auto& a : *actions) {
+      ++result_.actions_by_rule[a.rule()];
+      apply(a);
+    }
   }
   return Status::internal("gpuaasd and the simulator did not settle within " +
                           std::to_string(kMaxSettleRounds) + " rounds at one instant");
@@ -196,9 +192,9 @@ void Simulation::advance(Time t) {
   result_.allocated_gpu_seconds += dt * static_cast<double>(cluster_.gpus_allocated_milli()) / 1000;
   result_.busy_gpu_seconds += dt * static_cast<double>(busy_gpu_milli_) / 1000;
   result_.gpu_seconds_at_zero += dt * static_cast<double>(zero_gpu_milli_) / 1000;
-  // At zero the quota stays reserved (the workload is still admitted).
-  result_.idle_reserved_gpu_seconds += dt * static_cast<double>(zero_gpu_milli_) / 1000;
-  for (const auto& [ns, m] : tenant_zero_milli_)
+  // Idle reserved: at zero with the quota still held (knative: always; gpuaas: as explain says).
+  result_.idle_reserved_gpu_seconds += dt * static_cast<double>(held_zero_milli_) / 1000;
+  for (const auto& [ns, m] : tenant_held_milli_)
     result_.tenants[ns].idle_reserved_gpu_seconds += dt * static_cast<double>(m) / 1000;
   for (const auto& [ns, m] : tenant_alloc_milli_)
     result_.tenants[ns].allocated_gpu_seconds += dt * static_cast<double>(m) / 1000;
@@ -335,18 +331,17 @@ void Simulation::publish_metrics() {
   std::map<std::string, v1::MetricBatch> by_ns;
   for (const auto& [id, p] : cluster_.pods()) {
     if (!p.running || p.gpu_milli <= 0) continue;
-    const SimWorkload& w = workloads_[p.workload];
-    const double util = w.state == WorkloadState::kBusy ? w.spec->utilization * 100.0 : 0.0;
+    const double util = gpu_util(workloads_[p.workload]);
     for (const auto& [device, milli] : p.devices) {
       auto* s = by_ns[p.namespace_].add_samples();
       s->set_name("DCGM_FI_DEV_GPU_UTIL");
       s->set_value(util);
-      add_labels(*s, {{"gpu", std::to_string(device)},
-                      {"UUID", "GPU-" + p.node + "-" + std::to_string(device)},
-                      {"Hostname", p.node},
-                      {"namespace", p.namespace_},
-                      {"pod", p.name},
-                      {"container", "main"}});
+      add_metric_labels(*s, {{"gpu", std::to_string(device)},
+                             {"UUID", "GPU-" + p.node + "-" + std::to_string(device)},
+                             {"Hostname", p.node},
+                             {"namespace", p.namespace_},
+                             {"pod", p.name},
+                             {"container", "main"}});
     }
   }
   // Knative's queue-proxy counter on each serving pod: the requests it took since it started
@@ -358,10 +353,13 @@ void Simulation::publish_metrics() {
     s->set_name("revision_request_count");
     s->set_value(static_cast<double>(requests_between(w, p.running_since, now_)) /
                  static_cast<double>(w.pods.size()));
-    add_labels(*s, {{"namespace", p.namespace_},
-                    {"pod", p.name},
-                    {"configuration_name", w.instance.name + "-predictor"}});
+    add_metric_labels(*s, {{"namespace", p.namespace_},
+                           {"pod", p.name},
+                           {"configuration_name", w.instance.name + "-predictor"}});
   }
+  // The ingress's counter of services gpuaas scaled to zero (no pod reports it then).
+  for (std::size_t i : reclaimed_at_zero_)
+    if (serves_requests(workloads_[i])) add_request_count(by_ns[workloads_[i].spec->namespace_], i);
   for (auto& [ns, batch] : by_ns) driver_->metrics(ns, std::move(batch), now_);
 }
 

@@ -2,8 +2,8 @@
 // no request for the stable window (60 s, Knative's default) the revision goes to zero after the
 // scale-to-zero grace period (30 s); the next request wakes it (its pods start again, the
 // requests meanwhile wait: cold starts). The workload stays admitted at zero, so its quota is
-// held (Kueue would not know it scaled). gpuaas's own reclaim (issue #6) comes through gpuaasd's
-// actions instead.
+// held (Kueue would not know it scaled). gpuaas's own reclaim comes through gpuaasd's actions
+// (simulation_reclaim.cpp) and shares the accounting of a workload at zero kept here.
 #include <algorithm>
 
 #include "simulation_state.hpp"
@@ -16,13 +16,6 @@ constexpr Millis kScaleToZeroGrace{std::chrono::seconds(30)};
 constexpr Millis kQuiet = kStableWindow + kScaleToZeroGrace;
 }  // namespace
 
-int64_t Simulation::reserved_gpu_milli(const SimWorkload& w) const {
-  // What its pods hold when they run: the pod sets the object asks for, as admitted.
-  int64_t milli = 0;
-  for (const auto& s : w.kind->pods(w.object)) milli += int64_t{s.count} * s.gpu_milli;
-  return milli;
-}
-
 void Simulation::serving_started(std::size_t i) {
   SimWorkload& w = workloads_[i];
   if (options_.policy != Baseline::kKnative || !serves_requests(w)) return;
@@ -34,7 +27,7 @@ void Simulation::zero_check(std::size_t i, uint64_t token) {
   SimWorkload& w = workloads_[i];
   if (w.epoch != token || w.state != WorkloadState::kBusy || w.waking) return;
   if (requests_between(w, now_ - kQuiet, now_) == 0) {
-    scale_to_zero(i);
+    enter_zero(i, false);
     return;
   }
   // Check again once the latest request is kQuiet old.
@@ -48,41 +41,93 @@ void Simulation::zero_check(std::size_t i, uint64_t token) {
   agenda_.at(next, [this, i, token] { zero_check(i, token); });
 }
 
-void Simulation::scale_to_zero(std::size_t i) {
+// The knative baseline stops every pod; gpuaas's patch leaves what the object still asks for
+// (a RayCluster's head) running.
+void Simulation::enter_zero(std::size_t i, bool by_gpuaas) {
   SimWorkload& w = workloads_[i];
+  if (w.waking && w.at_zero_since) {  // sent back before it woke: its waiting requests were cold
+    result_.cold_starts += requests_between(w, *w.at_zero_since, now_);
+    w.waking = false;
+  }
   const uint64_t epoch = w.epoch;
-  stop_pods(i);
+  const int64_t milli = stop_pods(i, by_gpuaas ? w.kind->pods(w.object) : std::vector<PodShape>{});
   // Not a stop of the workload: its deletion and its busy time stay where they were.
   w.epoch = epoch;
   w.state = WorkloadState::kAtZero;
   w.at_zero_since = now_;
   w.unserved_since = now_;
-  const int64_t reserved = reserved_gpu_milli(w);
-  zero_gpu_milli_ += reserved;
-  tenant_zero_milli_[w.spec->namespace_] += reserved;
-  // The next request wakes it.
-  if (const auto& a = w.spec->arrivals_ms) {
-    const int64_t at = (now_ - scenario_.start).count();
-    auto it = std::upper_bound(a->begin(), a->end(), at);
-    if (it != a->end()) {
-      const Time t = scenario_.start + Millis(*it);
-      if (t <= end_)
-        agenda_.at(t, [this, i, epoch] {
-          if (workloads_[i].epoch == epoch) wake(i);
-        });
-    }
+  w.reclaimed = by_gpuaas;
+  w.zero_gpu_milli = milli;
+  w.zero_counted = true;
+  ++w.zero_token;
+  zero_gpu_milli_ += milli;
+  // Knative's scale is unknown to Kueue: the quota stays held. gpuaas's is as explain says
+  // (refresh_quota_held after each instant).
+  if (by_gpuaas) {
+    reclaimed_at_zero_.insert(i);
+    publish_request_count(i);  // the counter now, so that the next request shows as a rise
+  } else {
+    hold_quota(w, true);
   }
+  next_request_at_zero(i);
+}
+
+void Simulation::leave_zero(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  if (!w.zero_counted) return;
+  hold_quota(w, false);
+  zero_gpu_milli_ -= w.zero_gpu_milli;
+  w.zero_gpu_milli = 0;
+  w.zero_counted = false;
+  ++w.zero_token;
+  reclaimed_at_zero_.erase(i);
+}
+
+void Simulation::hold_quota(SimWorkload& w, bool held) {
+  if (w.quota_held == held) return;
+  const int64_t d = held ? w.zero_gpu_milli : -w.zero_gpu_milli;
+  held_zero_milli_ += d;
+  tenant_held_milli_[w.spec->namespace_] += d;
+  w.quota_held = held;
+}
+
+// The next request to a service at zero: under knative it wakes the service; under gpuaas the
+// activator reports it at once and gpuaasd decides (its SCALE_BACK wakes it), and each further
+// request is reported while it stays at zero.
+void Simulation::next_request_at_zero(std::size_t i) {
+  SimWorkload& w = workloads_[i];
+  const auto& a = w.spec->arrivals_ms;
+  if (!a) return;  // a constant rate shows in the metrics every interval
+  const int64_t at = (now_ - scenario_.start).count();
+  auto it = std::upper_bound(a->begin(), a->end(), at);
+  if (it == a->end()) return;
+  const Time t = scenario_.start + Millis(*it);
+  if (t > end_) return;
+  const uint64_t token = w.zero_token;
+  agenda_.at(t, [this, i, token] {
+    SimWorkload& z = workloads_[i];
+    if (z.state != WorkloadState::kAtZero || z.zero_token != token) return;
+    if (!z.reclaimed) {
+      wake(i);
+      return;
+    }
+    publish_request_count(i);
+    next_request_at_zero(i);
+  });
+}
+
+void Simulation::begin_wake(std::size_t i, Time from) {
+  workloads_[i].waking = true;
+  ++result_.wakes;
+  wake_started_[i] = from;
 }
 
 void Simulation::wake(std::size_t i) {
   SimWorkload& w = workloads_[i];
   if (w.state != WorkloadState::kAtZero) return;
-  const int64_t reserved = reserved_gpu_milli(w);
-  zero_gpu_milli_ -= reserved;
-  tenant_zero_milli_[w.spec->namespace_] -= reserved;
-  w.waking = true;
-  ++result_.wakes;
-  wake_started_[i] = now_;
+  leave_zero(i);
+  begin_wake(i, now_);
+  w.state = WorkloadState::kQueued;
   reconcile(i);  // the operator runs its pods again
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cluster.hpp"
@@ -22,7 +24,8 @@
 
 namespace gpuaas::sim {
 
-// kAtZero: admitted and holding its quota, with no pods (a service scaled to zero).
+// kAtZero: admitted, with no GPU pods: a service the knative baseline scaled to zero, or a
+// workload gpuaas scaled to zero (SimWorkload::reclaimed; a RayCluster keeps its head).
 enum class WorkloadState {
   kUnsubmitted,
   kQueued,
@@ -56,7 +59,23 @@ struct SimWorkload {
   std::optional<Time> serving_since;
   std::optional<Time> at_zero_since;  // scaled to zero; until its pods run again
   bool waking = false;
+  // At zero: by gpuaas's SCALE_TO_ZERO (else by the knative baseline), the GPUs its pods held,
+  // whether gpuaasd still holds its quota (gpuaas: from explain), and whether the sums count it.
+  bool reclaimed = false;
+  int64_t zero_gpu_milli = 0;
+  bool quota_held = false;
+  bool zero_counted = false;
+  uint64_t zero_token = 0;  // bumped on entering or leaving zero; stale agenda entries check it
 };
+
+inline void add_metric_labels(v1::MetricSample& s,
+                              std::initializer_list<std::pair<const char*, std::string>> labels) {
+  for (const auto& [k, v] : labels) {
+    auto* l = s.add_labels();
+    l->set_name(k);
+    l->set_value(v);
+  }
+}
 
 struct Agenda {
   struct Item {
@@ -98,18 +117,32 @@ class Simulation {
   void all_pods_running(std::size_t w);
   void busy_done(std::size_t w, uint64_t epoch);
   void remove_workload(std::size_t w);
-  void stop_pods(std::size_t w);
+  // Stops its pods but those `keep` still asks for (per pod set); returns the GPUs it stopped.
+  int64_t stop_pods(std::size_t w, const std::vector<PodShape>& keep = {});
+  // Creates the pods `want` asks for beyond those it has (per pod set); returns how many.
+  int64_t create_pods(std::size_t w, const std::vector<PodShape>& want);
   void publish_workload(std::size_t w, Change c);
   void publish_pod(uint64_t pod, Change c);
   void count_requests(std::size_t w, Time now);
   void count_served(std::size_t w, Time now);
-  // simulation_serving.cpp: Knative's scale to zero and wake, for the knative baseline.
+  // simulation_serving.cpp: Knative's scale to zero and wake, for the knative baseline, and the
+  // accounting of a workload at zero that gpuaas's reclaim shares.
   void serving_started(std::size_t w);
   void zero_check(std::size_t w, uint64_t token);
-  void scale_to_zero(std::size_t w);
+  void enter_zero(std::size_t w, bool by_gpuaas);
+  void leave_zero(std::size_t w);
+  void hold_quota(SimWorkload& w, bool held);
+  void next_request_at_zero(std::size_t w);
+  void begin_wake(std::size_t w, Time from);
   void wake(std::size_t w);
   void woke(std::size_t w);
-  int64_t reserved_gpu_milli(const SimWorkload& w) const;
+  // simulation_reclaim.cpp: gpuaas's own scale to zero and back, through gpuaasd's actions.
+  bool follow_reclaim(std::size_t w);  // true: the reclaim handled the object's change
+  void scaled_back(std::size_t w);
+  void add_request_count(v1::MetricBatch& batch, std::size_t w);
+  void publish_request_count(std::size_t w);
+  void refresh_quota_held();
+  double gpu_util(const SimWorkload& w);
   int64_t requests_between(const SimWorkload& w, Time from, Time to) const;
   static bool serves_requests(const SimWorkload& w);
   void finish_accounts();
@@ -134,8 +167,10 @@ class Simulation {
   std::map<uint64_t, uint64_t> pod_rv_;
   uint64_t node_rv_ = 0;
   int64_t busy_gpu_milli_ = 0;
-  int64_t zero_gpu_milli_ = 0;  // GPUs of workloads at zero (their quota is still held)
-  std::map<std::string, int64_t> tenant_zero_milli_;
+  int64_t zero_gpu_milli_ = 0;   // GPUs of workloads at zero
+  int64_t held_zero_milli_ = 0;  // those of them whose quota is still held
+  std::map<std::string, int64_t> tenant_held_milli_;
+  std::set<std::size_t> reclaimed_at_zero_;  // gpuaas's, whose quota explain tells
   std::map<std::size_t, Time> wake_started_;
   std::map<std::string, int64_t> tenant_alloc_milli_, tenant_busy_milli_;
   bool autoscaler_ = false;

@@ -54,6 +54,12 @@ void Simulation::submit(std::size_t i) {
         policy::format_duration(std::chrono::ceil<std::chrono::seconds>(hold));
   }
   if (w.deadline) spec.annotations["gpuaas.io/deadline"] = rfc3339(*w.deadline);
+  // gpuaas owns scale to zero in a serving replay: in Serverless mode the kserve plugin's
+  // SCALE_TO_ZERO would hand the service to Knative (minReplicas 0), which only the knative
+  // baseline plays.
+  if (options_.policy == Baseline::kGpuaas && scenario_.gpuaas_scale_to_zero &&
+      w.spec->kind == "InferenceService")
+    spec.annotations["serving.kserve.io/deploymentMode"] = "RawDeployment";
   w.object = w.kind->make_object(spec);
   auto& meta = w.object["metadata"];
   meta["uid"] = "wl-" + spec.namespace_ + "-" + spec.name;
@@ -84,6 +90,7 @@ void Simulation::publish_pod(uint64_t id, Change c) {
 void Simulation::reconcile(std::size_t i) {
   SimWorkload& w = workloads_[i];
   if (finished(w.state)) return;
+  if (follow_reclaim(i)) return;  // gpuaas scaled it to zero or back
   const std::vector<PodShape> want = w.kind->pods(w.object);
   int64_t wanted = 0;
   for (const auto& s : want) wanted += s.count;
@@ -102,6 +109,15 @@ void Simulation::reconcile(std::size_t i) {
     return;
   }
   if (!w.pods.empty()) return;  // running as asked (the kinds do not resize in place here)
+  create_pods(i, want);
+  w.state = WorkloadState::kStarting;
+}
+
+int64_t Simulation::create_pods(std::size_t i, const std::vector<PodShape>& want) {
+  SimWorkload& w = workloads_[i];
+  std::map<std::string, int32_t> have;  // pod set -> pods it has
+  for (uint64_t id : w.pods)
+    if (const SimPod* p = cluster_.pod(id)) ++have[p->pod_set];
   // Admitted: gpuaas's placement hint, if any, says where each pod set goes.
   w.hint.clear();
   const auto& ann = w.object["metadata"].value("annotations", json::object());
@@ -116,8 +132,9 @@ void Simulation::reconcile(std::size_t i) {
       }
     }
   }
+  int64_t created = 0;
   for (const auto& shape : want) {
-    for (int32_t k = 0; k < shape.count; ++k) {
+    for (int32_t k = have[shape.pod_set]; k < shape.count; ++k) {
       SimPod p;
       std::string set = shape.pod_set;
       std::transform(set.begin(), set.end(), set.begin(), ::tolower);
@@ -133,9 +150,10 @@ void Simulation::reconcile(std::size_t i) {
       const uint64_t id = cluster_.add_pod(std::move(p));
       w.pods.push_back(id);
       publish_pod(id, Change::kAdded);
+      ++created;
     }
   }
-  w.state = WorkloadState::kStarting;
+  return created;
 }
 
 void Simulation::bind_pending() {
@@ -244,8 +262,7 @@ void Simulation::remove_workload(std::size_t i) {
   SimWorkload& w = workloads_[i];
   if (finished(w.state)) return;
   if (w.state == WorkloadState::kAtZero) {
-    zero_gpu_milli_ -= reserved_gpu_milli(w);
-    tenant_zero_milli_[w.spec->namespace_] -= reserved_gpu_milli(w);
+    leave_zero(i);
     if (w.at_zero_since) result_.cold_starts += requests_between(w, *w.at_zero_since, now_);
     w.at_zero_since.reset();
   }
@@ -265,24 +282,36 @@ void Simulation::count_served(std::size_t i, Time now) {
   w.serving_since.reset();
 }
 
-void Simulation::stop_pods(std::size_t i) {
+int64_t Simulation::stop_pods(std::size_t i, const std::vector<PodShape>& keep) {
   SimWorkload& w = workloads_[i];
   count_served(i, now_);
   if (w.state == WorkloadState::kBusy) {
     busy_gpu_milli_ -= w.gpu_milli_bound;
     tenant_busy_milli_[w.spec->namespace_] -= w.gpu_milli_bound;
   }
+  std::map<std::string, int32_t> left;  // pod set -> pods to keep
+  for (const auto& s : keep) left[s.pod_set] += s.count;
+  std::vector<uint64_t> kept;
+  int64_t kept_bound = 0, stopped = 0;
   for (uint64_t id : w.pods) {
     const SimPod* p = cluster_.pod(id);
     if (p == nullptr) continue;
+    if (auto k = left.find(p->pod_set); k != left.end() && k->second > 0) {
+      --k->second;
+      kept.push_back(id);
+      if (!p->node.empty()) kept_bound += p->gpu_milli;
+      continue;
+    }
+    stopped += p->gpu_milli;
     if (!p->node.empty()) tenant_alloc_milli_[p->namespace_] -= p->gpu_milli;
     publish_pod(id, Change::kDeleted);
     cluster_.remove_pod(id);
     pod_rv_.erase(id);
   }
-  w.pods.clear();
-  w.gpu_milli_bound = 0;
+  w.pods = std::move(kept);
+  w.gpu_milli_bound = kept_bound;
   ++w.epoch;
+  return stopped;
 }
 
 // Requests that arrived in [from, to): from the trace's arrivals, else at the constant rate.
