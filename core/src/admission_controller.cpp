@@ -101,6 +101,7 @@ void AdmissionController::Impl::apply_policy(const KubeObject& obj, ClusterModel
   } else {
     scheduler->set_policy(set, now);
   }
+  book.set_policy(*set);
   policy_text = obj.json;
   if (reloads_applied) reloads_applied->Increment();
   spdlog::info(
@@ -168,6 +169,10 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
   }
   const WorkloadView* view = model.view_of(key);
   if (!view) return;
+  // Idle reclaim holds workloads at zero whose quota was released out of the queue until they
+  // are asked for; a user starting one is such a request.
+  if (book.find(key)) held_out_changed(model, key, obj, pending_decisions);
+  if (book.holds_out(key)) return;
   auto [first, inserted] = first_seen.emplace(key, now);
   std::string error;
   auto info = workload_info(obj, *view, admitted.count(key) > 0, first->second,
@@ -181,6 +186,19 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
     return;
   }
   info->key = key;
+  if (const ReclaimState* st = book.find(key);
+      st && st->phase == ReclaimPhase::kWaking && st->demand) {
+    // Queued again after a release: it asks for what it had, not its scaled-down spec.
+    info->pod_sets = st->demand->pod_sets;
+    info->observed = admission::ObservedState::kWaiting;
+  }
+  if (!admitted.count(key) && book.gate_of(obj)) {
+    // A gated notebook runs only once admitted: if it started on its own it is stopped after
+    // this pass (unless admitted in it), and queued meanwhile.
+    if (info->observed == admission::ObservedState::kRunning)
+      info->observed = admission::ObservedState::kWaiting;
+    gate_candidates.insert(key);
+  }
   queued.insert(key);
   scheduler->upsert_workload(std::move(*info), now);
 }
@@ -188,11 +206,16 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
 void AdmissionController::Impl::remove_object(ClusterModel& model, const std::string& key) {
   first_seen.erase(key);
   admitted.erase(key);
+  book.states().erase(key);
+  gated.erase(key);
+  max_wait_reported.erase(key);
   if (queued.erase(key)) scheduler->remove_workload(key, to_time(model.now()));
 }
 
 void AdmissionController::after_event(ClusterModel& model, std::string_view event_id) {
   auto& s = *impl_;
+  s.output_seq = 0;
+  s.current_event = std::string(event_id);
   const auto changes = model.take_changes();
   static const std::string kPolicyKey = policy_key();
   for (const auto& ch : changes) {
@@ -220,7 +243,13 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
         break;
     }
   }
-  s.emit(model, event_id, s.scheduler->schedule(to_time(model.now())));
+  if (!s.book.empty()) s.reclaim_pass(model, event_id, s.pending_decisions);
+  auto decisions = std::exchange(s.pending_decisions, {});
+  auto passed = s.scheduler->schedule(to_time(model.now()));
+  decisions.insert(decisions.end(), std::make_move_iterator(passed.begin()),
+                   std::make_move_iterator(passed.end()));
+  s.emit(model, event_id, std::move(decisions));
+  s.gate_pass(model, event_id);
 }
 
 }  // namespace gpuaas::core

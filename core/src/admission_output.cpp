@@ -37,6 +37,20 @@ void add_placement(v1::Action& a, const std::string& hint) {
   a.set_body_json(body.dump());
 }
 
+const char* action_name(WorkloadAction a) {
+  switch (a) {
+    case WorkloadAction::kAdmit:
+      return "admit";
+    case WorkloadAction::kSuspend:
+      return "suspend";
+    case WorkloadAction::kScaleToZero:
+      return "scale to zero";
+    case WorkloadAction::kScaleBack:
+      return "scale back";
+  }
+  return "action";
+}
+
 json explanation(const admission::Explanation& x) {
   auto when = [](const std::optional<admission::Time>& t) -> json {
     return t ? json(format_rfc3339(to_event_time(*t))) : json(nullptr);
@@ -83,17 +97,92 @@ AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Reg
                    .Name("gpuaas_admission_decisions_total")
                    .Help("Admission decisions, by kind (admit, preempt) and the rule that fired.")
                    .Register(*registry);
+  reclaim_actions = &telemetry::BuildCounter()
+                         .Name("gpuaas_reclaim_actions_total")
+                         .Help(
+                             "Idle reclaim and notebook gating steps, by action (ScaleToZero, "
+                             "Suspend, Stop, Wake, Release, Gate, MaxWaitExceeded) and rule.")
+                         .Register(*registry);
+  reclaim_workloads = &telemetry::BuildGauge()
+                           .Name("gpuaas_reclaim_workloads")
+                           .Help(
+                               "Workloads idle reclaim watches, by phase (Active, AtZero with "
+                               "quota reserved, Released, Waking).")
+                           .Register(*registry);
   wait_time = &telemetry::BuildHistogram()
                    .Name("gpuaas_admission_wait_time_seconds")
                    .Help("Event time from a workload's first event to its admission.")
                    .Register(*registry);
 }
 
+std::string AdmissionController::Impl::next_id(std::string_view event_id) {
+  return std::string(event_id) + "/" + std::to_string(output_seq++);
+}
+
+bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& obj,
+                                        WorkloadAction action, const v1::ActionRequest& req,
+                                        const std::string& rule, const std::string& hint,
+                                        std::string_view event_id) {
+  const EventTime now = model.now();
+  WorkloadInterpreter* in = model.interpreter();
+  auto set = in ? in->act(obj, action, req)
+                : Result<v1::ActionSet>(Status::not_found("no plugins are loaded"));
+  if (!set) {
+    spdlog::error("{} {}/{}: {} ({}) has no action: {}", obj.meta.kind, obj.meta.namespace_,
+                  obj.meta.name, action_name(action), rule, set.status().message());
+    if (action_errors) action_errors->Increment();
+    return false;
+  }
+  bool first = true;
+  for (auto& a : *set->mutable_actions()) {
+    if (a.target().kind().empty()) {
+      auto* t = a.mutable_target();
+      t->set_api_version(obj.meta.api_version);
+      t->set_kind(obj.meta.kind);
+      t->set_namespace_(obj.meta.namespace_);
+      t->set_name(obj.meta.name);
+      t->set_uid(obj.meta.uid);
+    }
+    if (!hint.empty() && first && a.operation() == v1::Action::MERGE_PATCH) {
+      add_placement(a, hint);
+      first = false;
+    }
+    a.set_rule(rule);
+    if (a.reason().empty()) a.set_reason(req.reason());
+    a.set_decision_id(next_id(event_id));
+    a.set_cause_event_id(std::string(event_id));
+    set_time(*a.mutable_time(), now);
+    output.push_back(encode_action(a, subjects.actions(obj.meta.namespace_, obj.meta.kind)));
+  }
+  return true;
+}
+
+void AdmissionController::Impl::publish_status(ClusterModel& model, const KubeObject& obj,
+                                               const admission::Explanation& x,
+                                               std::string_view event_id) {
+  v1::Event ev = make_event(next_id(event_id), source, model.now());
+  ev.set_type("io.gpuaas.v1.queue.status");
+  auto* st = ev.mutable_queue()->mutable_workload_status();
+  auto* ref = st->mutable_workload();
+  ref->set_api_version(obj.meta.api_version);
+  ref->set_kind(obj.meta.kind);
+  ref->set_namespace_(obj.meta.namespace_);
+  ref->set_name(obj.meta.name);
+  ref->set_uid(obj.meta.uid);
+  st->set_state(x.state);
+  st->set_reason(x.reason);
+  st->set_message(x.message);
+  st->set_cluster_queue(x.cluster_queue);
+  st->set_local_queue(x.local_queue);
+  st->set_position(x.position_in_cluster_queue);
+  if (x.estimated_start)
+    set_time(*st->mutable_estimated_start(), to_event_time(*x.estimated_start));
+  output.push_back(encode_event(ev, subjects.status(obj.meta.namespace_, obj.meta.kind)));
+}
+
 void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event_id,
                                      std::vector<admission::Decision> ds) {
   const EventTime now = model.now();
-  std::size_t n = 0;
-  auto next_id = [&] { return std::string(event_id) + "/" + std::to_string(n++); };
   for (const auto& d : ds) {
     const KubeObject* obj = model.object(d.workload);
     if (!obj) continue;
@@ -121,41 +210,14 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
     req.set_flavor(d.flavor);
     req.set_reason(d.reason);
     set_time(*req.mutable_time(), now);
-    WorkloadInterpreter* in = model.interpreter();
-    auto set = in ? in->act(*obj, admit ? WorkloadAction::kAdmit : WorkloadAction::kSuspend, req)
-                  : Result<v1::ActionSet>(Status::not_found("no plugins are loaded"));
-    if (!set) {
-      spdlog::error("{} {}/{}: decision {} ({}) has no action: {}", obj->meta.kind,
-                    obj->meta.namespace_, obj->meta.name, admit ? "admit" : "preempt", d.rule,
-                    set.status().message());
-      if (action_errors) action_errors->Increment();
-      continue;
-    }
     std::vector<std::string> pod_sets;
     if (const auto* v = model.view_of(d.workload); v && v->demand)
       for (const auto& ps : v->demand->pod_sets()) pod_sets.push_back(ps.name());
     const std::string hint = admit ? placement_json(d, pod_sets).dump() : std::string();
-    bool first = true;
-    for (auto& a : *set->mutable_actions()) {
-      if (a.target().kind().empty()) {
-        auto* t = a.mutable_target();
-        t->set_api_version(obj->meta.api_version);
-        t->set_kind(obj->meta.kind);
-        t->set_namespace_(obj->meta.namespace_);
-        t->set_name(obj->meta.name);
-        t->set_uid(obj->meta.uid);
-      }
-      if (admit && first && a.operation() == v1::Action::MERGE_PATCH) {
-        add_placement(a, hint);
-        first = false;
-      }
-      a.set_rule(d.rule);
-      if (a.reason().empty()) a.set_reason(d.reason);
-      a.set_decision_id(next_id());
-      a.set_cause_event_id(std::string(event_id));
-      set_time(*a.mutable_time(), now);
-      output.push_back(encode_action(a, subjects.actions(obj->meta.namespace_, obj->meta.kind)));
-    }
+    // A workload queued again after idle reclaim released its quota comes back the way it left.
+    const WorkloadAction action =
+        admit ? admit_action(model, d.workload) : WorkloadAction::kSuspend;
+    publish(model, *obj, action, req, d.rule, hint, event_id);
   }
   // Queue status for dashboards: every workload whose reason changed.
   for (const auto& key : scheduler->take_status_changes()) {
@@ -164,24 +226,7 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
     const auto x =
         scheduler->explain(key, std::chrono::time_point_cast<std::chrono::milliseconds>(now));
     if (!x.known) continue;
-    v1::Event ev = make_event(next_id(), source, now);
-    ev.set_type("io.gpuaas.v1.queue.status");
-    auto* st = ev.mutable_queue()->mutable_workload_status();
-    auto* ref = st->mutable_workload();
-    ref->set_api_version(obj->meta.api_version);
-    ref->set_kind(obj->meta.kind);
-    ref->set_namespace_(obj->meta.namespace_);
-    ref->set_name(obj->meta.name);
-    ref->set_uid(obj->meta.uid);
-    st->set_state(x.state);
-    st->set_reason(x.reason);
-    st->set_message(x.message);
-    st->set_cluster_queue(x.cluster_queue);
-    st->set_local_queue(x.local_queue);
-    st->set_position(x.position_in_cluster_queue);
-    if (x.estimated_start)
-      set_time(*st->mutable_estimated_start(), to_event_time(*x.estimated_start));
-    output.push_back(encode_event(ev, subjects.status(obj->meta.namespace_, obj->meta.kind)));
+    publish_status(model, *obj, x, event_id);
   }
 }
 
@@ -205,6 +250,10 @@ std::string AdmissionController::explain_json(std::string_view request,
         break;
       }
     }
+    for (const auto& [k, st] : s.book.states()) {
+      const KubeObject* o = found.empty() ? model.object(k) : nullptr;
+      if (o && o->meta.namespace_ == ns && o->meta.name == name) found = k;
+    }
     if (found.empty())
       return json{{"error", "no queued workload " + std::string(request) +
                                 " (it needs the kueue.x-k8s.io/queue-name label and a plugin "
@@ -212,10 +261,24 @@ std::string AdmissionController::explain_json(std::string_view request,
           .dump();
     key = found;
   }
-  const auto x = s.scheduler->explain(
+  auto x = s.scheduler->explain(
       key, std::chrono::time_point_cast<std::chrono::milliseconds>(model.now()));
-  if (!x.known) return json{{"error", "no queued workload " + key}}.dump();
+  const std::string reclaim = s.reclaim_json(key, model);
+  if (!x.known && reclaim.empty()) return json{{"error", "no queued workload " + key}}.dump();
+  if (!x.known) {
+    // Idle reclaim released its quota: it is out of the queue until asked for.
+    x.state = "ScaledToZero";
+    x.reason = "QuotaReleased";
+    x.message = "at zero; its quota reservation ended: a request or a start queues it again";
+  }
+  if (s.max_wait_reported.count(key) && x.state == "Pending") {
+    x.reason = "MaxWaitExceeded";
+    x.message = "waited longer than its NotebookPolicy's maxWait: " + x.message;
+  }
   json j = explanation(x);
+  j["quota_reserved_idle"] = x.quota_reserved_idle;
+  j["quota_lent"] = x.quota_lent;
+  if (!reclaim.empty()) j["reclaim"] = json::parse(reclaim);
   if (const KubeObject* o = model.object(key)) {
     j["workload"] = {{"kind", o->meta.kind},
                      {"namespace", o->meta.namespace_},

@@ -36,6 +36,10 @@ std::string pod_key(const SeriesSample& s) {
   return std::string(ns) + "/" + std::string(pod);
 }
 
+std::string_view namespace_of(const SeriesSample& s) {
+  return first_label(s, "exported_namespace", "namespace");
+}
+
 std::string gpu_key(const SeriesSample& s) {
   auto node = first_label(s, "Hostname", "node");
   auto gpu = MetricStore::label(s, "gpu");
@@ -58,12 +62,15 @@ void MetricStore::record(SeriesSample sample) {
   auto it = series_.find(key);
   if (it != series_.end()) {
     if (sample.time < it->second.time) return;  // an older sample never replaces a newer one
+    if (sample.time > it->second.time)
+      it->second.previous.emplace(it->second.value, it->second.time);
     it->second.value = sample.value;
     it->second.time = sample.time;
     return;
   }
   if (auto pk = pod_key(sample); !pk.empty()) by_pod_[pk].push_back(key);
   if (auto gk = gpu_key(sample); !gk.empty()) by_gpu_[gk].push_back(key);
+  if (auto ns = namespace_of(sample); !ns.empty()) by_namespace_[std::string(ns)].push_back(key);
   series_.emplace(std::move(key), std::move(sample));
 }
 
@@ -73,6 +80,8 @@ std::size_t MetricStore::expire(EventTime before) {
     if (it->second.time < before) {
       if (auto pk = pod_key(it->second); !pk.empty()) unindex(by_pod_, pk, it->first);
       if (auto gk = gpu_key(it->second); !gk.empty()) unindex(by_gpu_, gk, it->first);
+      if (auto ns = namespace_of(it->second); !ns.empty())
+        unindex(by_namespace_, std::string(ns), it->first);
       it = series_.erase(it);
       ++n;
     } else {
@@ -96,6 +105,14 @@ std::vector<const SeriesSample*> MetricStore::for_gpu(std::string_view node,
   std::vector<const SeriesSample*> out;
   auto it = by_gpu_.find(std::string(node) + "/" + std::string(gpu));
   if (it == by_gpu_.end()) return out;
+  for (const auto& k : it->second) out.push_back(&series_.at(k));
+  return out;
+}
+
+std::vector<const SeriesSample*> MetricStore::for_namespace(std::string_view ns) const {
+  std::vector<const SeriesSample*> out;
+  auto it = by_namespace_.find(std::string(ns));
+  if (it == by_namespace_.end()) return out;
   for (const auto& k : it->second) out.push_back(&series_.at(k));
   return out;
 }

@@ -57,6 +57,18 @@ Result<v1::ActionSet> PluginInterpreter::act(const KubeObject& object, WorkloadA
   return p->action(static_cast<PluginAction>(action), object.json, request);
 }
 
+Result<v1::WorkloadActivity> PluginInterpreter::activity(const KubeObject& object,
+                                                         const v1::MetricBatch& samples) {
+  WorkloadPlugin* p = host_.find(object.meta.api_version, object.meta.kind);
+  if (p == nullptr) return Status::not_found("no plugin handles " + object.meta.kind);
+  return p->activity(object.json, samples);
+}
+
+bool PluginInterpreter::can(const KubeObject& object, uint64_t capability) const {
+  const WorkloadPlugin* p = host_.find(object.meta.api_version, object.meta.kind);
+  return p != nullptr && !p->disabled() && p->has(capability);
+}
+
 std::string PluginInterpreter::plugins_json() const {
   nlohmann::json plugins = nlohmann::json::array();
   for (const auto& info : host_.plugins()) {
@@ -67,22 +79,23 @@ std::string PluginInterpreter::plugins_json() const {
                        {"kind", k.kind},
                        {"api_version", k.api_version()}});
     }
-    plugins.push_back({{"name", info.name},
-                       {"version", info.version},
-                       {"status", info.status},
-                       {"abi", std::to_string(info.abi_major) + "." +
-                                   std::to_string(info.abi_minor)},
-                       {"event_schema", info.event_schema},
-                       {"path", info.path},
-                       {"kinds", std::move(kinds)},
-                       {"capabilities", capability_names(info.capabilities)},
-                       {"disabled", info.disabled},
-                       {"disabled_reason", info.disabled_reason},
-                       {"calls", info.calls},
-                       {"errors", info.errors}});
+    plugins.push_back(
+        {{"name", info.name},
+         {"version", info.version},
+         {"status", info.status},
+         {"abi", std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor)},
+         {"event_schema", info.event_schema},
+         {"path", info.path},
+         {"kinds", std::move(kinds)},
+         {"capabilities", capability_names(info.capabilities)},
+         {"disabled", info.disabled},
+         {"disabled_reason", info.disabled_reason},
+         {"calls", info.calls},
+         {"errors", info.errors}});
   }
   nlohmann::json refused = nlohmann::json::array();
-  for (const auto& r : host_.refusals()) refused.push_back({{"path", r.path}, {"reason", r.reason}});
+  for (const auto& r : host_.refusals())
+    refused.push_back({{"path", r.path}, {"reason", r.reason}});
   return nlohmann::json{{"plugins", std::move(plugins)}, {"refused", std::move(refused)}}.dump();
 }
 

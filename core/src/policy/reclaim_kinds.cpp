@@ -190,9 +190,14 @@ std::vector<IdleThreshold> read_thresholds(Reader& r, const Field& f) {
 
 // Returns whether thresholds were written (absent: the default threshold applies).
 bool read_idle(Reader& r, const Field& f, IdleReclaimPolicy& p) {
-  auto idf =
-      r.fields(f, {{"window"}, {"thresholds"}, {"requests"}, {"kernelActivity"}, {"missingData"}});
+  auto idf = r.fields(f, {{"window"},
+                          {"thresholds"},
+                          {"requests"},
+                          {"kernelActivity"},
+                          {"missingData"},
+                          {"learnArrivals"}});
   read_duration(r, idf, "window", p.idle_window);
+  read_boolean(r, idf, "learnArrivals", p.learn_arrivals);
   if (const auto* t = idf.get("thresholds")) p.thresholds = read_thresholds(r, *t);
   read_boolean(r, idf, "requests", p.requests_are_activity);
   read_boolean(r, idf, "kernelActivity", p.kernel_activity);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +19,8 @@ struct SeriesSample {
   std::vector<std::pair<std::string, std::string>> labels;  // sorted by name
   double value = 0;
   EventTime time;
+  // The sample before (counters show use as a rise between two); unset for a new series.
+  std::optional<std::pair<double, EventTime>> previous;
 };
 
 class MetricStore {
@@ -31,6 +34,8 @@ class MetricStore {
   // Latest samples of a pod ("namespace/pod") or a GPU ("node/gpu-index").
   std::vector<const SeriesSample*> for_pod(std::string_view ns, std::string_view pod) const;
   std::vector<const SeriesSample*> for_gpu(std::string_view node, std::string_view gpu) const;
+  // Latest samples of every series labelled with the namespace (namespace or exported_namespace).
+  std::vector<const SeriesSample*> for_namespace(std::string_view ns) const;
   // Every GPU key ("node/gpu") that has samples.
   std::vector<std::string> gpu_keys() const;
 
@@ -40,6 +45,7 @@ class MetricStore {
   std::unordered_map<std::string, SeriesSample> series_;
   std::unordered_map<std::string, std::vector<std::string>> by_pod_;
   std::unordered_map<std::string, std::vector<std::string>> by_gpu_;
+  std::unordered_map<std::string, std::vector<std::string>> by_namespace_;
 };
 
 }  // namespace gpuaas::core

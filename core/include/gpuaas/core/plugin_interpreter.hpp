@@ -13,6 +13,9 @@ class PluginInterpreter : public WorkloadInterpreter {
   std::optional<WorkloadView> interpret(const KubeObject& object) override;
   Result<v1::ActionSet> act(const KubeObject& object, WorkloadAction action,
                             const v1::ActionRequest& request) override;
+  Result<v1::WorkloadActivity> activity(const KubeObject& object,
+                                        const v1::MetricBatch& samples) override;
+  bool can(const KubeObject& object, uint64_t capability) const override;
   std::string plugins_json() const override;
 
  private:

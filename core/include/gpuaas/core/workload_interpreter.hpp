@@ -36,6 +36,19 @@ class WorkloadInterpreter {
     (void)request;
     return Status::not_found("no plugin acts on " + object.meta.kind);
   }
+  // Whether the workload is in use, from samples already attributed to it (idle reclaim).
+  // not_found: no plugin handles the kind, or it does not declare activity.
+  virtual Result<v1::WorkloadActivity> activity(const KubeObject& object,
+                                                const v1::MetricBatch& samples) {
+    (void)samples;
+    return Status::not_found("no plugin reads the activity of " + object.meta.kind);
+  }
+  // Whether the kind's plugin declares `capability` (kPluginCap* of workload_plugin.hpp).
+  virtual bool can(const KubeObject& object, uint64_t capability) const {
+    (void)object;
+    (void)capability;
+    return false;
+  }
   // The loaded plugins and the refused libraries as JSON (what `gpuaasctl plugins` prints).
   virtual std::string plugins_json() const = 0;
 };

@@ -206,6 +206,9 @@ struct IdleReclaimPolicy {
   bool requests_are_activity = true;      // idle.requests: a request counts as activity
   bool kernel_activity = true;  // idle.kernelActivity: notebooks.kubeflow.org/last-activity
   MissingData missing_data = MissingData::kNotIdle;
+  // idle.learnArrivals: the wait before zero is learned per workload from its request gaps
+  // (core/include/gpuaas/reclaim/arrival_model.hpp) instead of window + gracePeriod.
+  bool learn_arrivals = false;
   IdleAction action = IdleAction::kScaleToZero;
   std::chrono::seconds keep_quota_for{1800};  // quota stays reserved this long; 0: released at once
   std::chrono::seconds grace_period{30};      // Knative's scale-to-zero grace period

@@ -1,0 +1,113 @@
+#include "reclaim_book.hpp"
+
+#include <algorithm>
+
+namespace gpuaas::core {
+
+const char* to_string(ReclaimPhase p) {
+  switch (p) {
+    case ReclaimPhase::kActive:
+      return "Active";
+    case ReclaimPhase::kAtZero:
+      return "AtZero";
+    case ReclaimPhase::kReleased:
+      return "Released";
+    case ReclaimPhase::kWaking:
+      return "Waking";
+  }
+  return "Active";
+}
+
+bool selector_matches(const policy::WorkloadSelector& sel, const KubeObject& obj,
+                      const std::string& cluster_queue) {
+  auto in = [](const std::vector<std::string>& list, const std::string& v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+  if (!in(sel.kinds, obj.meta.kind) || !in(sel.namespaces, obj.meta.namespace_)) return false;
+  if (!sel.cluster_queues.empty() && !in(sel.cluster_queues, cluster_queue)) return false;
+  for (const auto& [k, v] : sel.match_labels) {
+    auto it = obj.meta.labels.find(k);
+    if (it == obj.meta.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+void ReclaimBook::set_policy(const policy::PolicySet& set) {
+  std::vector<ReclaimRule> rules;
+  // A NotebookPolicy's culling is an idle rule for notebooks with a GPU threshold and kernels.
+  for (const auto& nb : set.notebook_policies) {
+    if (!nb.culling.enabled) continue;
+    ReclaimRule r;
+    r.id = "NotebookPolicy/" + nb.name;
+    r.spec.name = nb.name;
+    r.spec.selector = nb.selector;
+    r.spec.selector.kinds = {"Notebook"};
+    r.spec.idle_window = nb.culling.idle_time;
+    r.spec.thresholds = {
+        policy::IdleThreshold{policy::kMetricGpuUtil, nb.culling.gpu_threshold, true, nb.at}};
+    r.spec.kernel_activity = true;
+    r.spec.action = nb.culling.action;
+    r.spec.keep_quota_for = nb.culling.keep_quota_for;
+    r.spec.grace_period = std::chrono::seconds(0);
+    r.spec.stabilization_window = std::chrono::seconds(0);
+    r.spec.cooldown = std::chrono::seconds(0);
+    r.spec.lend_idle_quota = false;
+    r.spec.at = nb.at;
+    rules.push_back(std::move(r));
+  }
+  for (const auto& p : set.idle_reclaim_policies) {
+    ReclaimRule r;
+    r.id = "IdleReclaimPolicy/" + p.name;
+    r.spec = p;
+    rules.push_back(std::move(r));
+  }
+  // Budgets carry over a reload of the same rule: what was learned stays.
+  for (auto& r : rules) {
+    if (!r.spec.learn_arrivals) continue;
+    for (auto& old : rules_)
+      if (old.id == r.id && old.budget) r.budget = std::move(old.budget);
+    if (!r.budget) r.budget = std::make_unique<reclaim::ColdStartBudget>();
+  }
+  rules_ = std::move(rules);
+  notebooks_ = set.notebook_policies;
+}
+
+ReclaimRule* ReclaimBook::match(const KubeObject& obj, const std::string& cluster_queue) {
+  for (auto& r : rules_)
+    if (selector_matches(r.spec.selector, obj, cluster_queue)) return &r;
+  return nullptr;
+}
+
+ReclaimRule* ReclaimBook::rule(const std::string& id) {
+  for (auto& r : rules_)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+const policy::NotebookPolicy* ReclaimBook::gate_of(const KubeObject& obj) const {
+  if (obj.meta.kind != "Notebook") return nullptr;
+  for (const auto& nb : notebooks_) {
+    policy::WorkloadSelector sel = nb.selector;
+    sel.kinds.clear();
+    sel.cluster_queues.clear();  // the queue is known only once queued
+    if (nb.gate && selector_matches(sel, obj, "")) return &nb;
+  }
+  return nullptr;
+}
+
+ReclaimState* ReclaimBook::find(const std::string& key) {
+  auto it = states_.find(key);
+  return it == states_.end() ? nullptr : &it->second;
+}
+
+const ReclaimState* ReclaimBook::find(const std::string& key) const {
+  auto it = states_.find(key);
+  return it == states_.end() ? nullptr : &it->second;
+}
+
+bool ReclaimBook::holds_out(const std::string& key) const {
+  const ReclaimState* s = find(key);
+  return s != nullptr && s->phase == ReclaimPhase::kReleased;
+}
+
+}  // namespace gpuaas::core

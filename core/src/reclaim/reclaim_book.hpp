@@ -1,0 +1,83 @@
+// What idle reclaim remembers per workload: where it stands (active, at zero with its quota
+// reserved, at zero with the quota released), since when, and why. The rules come from the
+// policy set: IdleReclaimPolicies and the culling of NotebookPolicies. Private to gpuaas_core.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuaas/admission/workload.hpp"
+#include "gpuaas/core/event_time.hpp"
+#include "gpuaas/core/kube_object.hpp"
+#include "gpuaas/policy/policy_set.hpp"
+#include "gpuaas/reclaim/arrival_model.hpp"
+
+namespace gpuaas::core {
+
+// One rule in force: an IdleReclaimPolicy, or a NotebookPolicy's culling written as one.
+struct ReclaimRule {
+  std::string id;  // "IdleReclaimPolicy/NAME" or "NotebookPolicy/NAME"
+  policy::IdleReclaimPolicy spec;
+  std::unique_ptr<reclaim::ColdStartBudget> budget;  // learnArrivals: shared by its workloads
+};
+
+enum class ReclaimPhase {
+  kActive,    // running, watched for idleness
+  kAtZero,    // scaled to zero (or suspended) with its quota reserved
+  kReleased,  // at zero, quota released: waking queues it again
+  kWaking,    // queued again after a release; admission brings it back
+};
+const char* to_string(ReclaimPhase p);
+
+struct ReclaimState {
+  ReclaimPhase phase = ReclaimPhase::kActive;
+  std::string rule;  // ReclaimRule::id it was matched with
+  EventTime running_since{};
+  EventTime last_activity{};
+  std::string evidence;  // what the last look found
+  std::optional<EventTime> woken_at;
+  // At zero.
+  EventTime at_zero_since{};
+  EventTime reserved_until{};
+  bool lent = false;
+  policy::IdleAction action = policy::IdleAction::kScaleToZero;
+  bool saw_suspended = false;  // lifecycle showed SUSPENDED since the action took effect
+  std::string reason;          // why it went to zero
+  std::optional<admission::WorkloadInfo> demand;  // as admitted, to queue it again after a release
+  // learnArrivals.
+  std::unique_ptr<reclaim::ArrivalModel> arrivals;
+  std::optional<EventTime> last_arrival;
+  std::chrono::milliseconds timeout_in_force{0};
+};
+
+class ReclaimBook {
+ public:
+  void set_policy(const policy::PolicySet& set);
+  bool empty() const { return rules_.empty(); }
+  // The first rule whose selector matches: a NotebookPolicy's culling for notebooks, then the
+  // IdleReclaimPolicies in file order. `cluster_queue`: the workload's, "" when unknown.
+  ReclaimRule* match(const KubeObject& obj, const std::string& cluster_queue);
+  ReclaimRule* rule(const std::string& id);
+  // The NotebookPolicy gating the notebook, or nullptr.
+  const policy::NotebookPolicy* gate_of(const KubeObject& obj) const;
+
+  std::map<std::string, ReclaimState>& states() { return states_; }
+  const std::map<std::string, ReclaimState>& states() const { return states_; }
+  ReclaimState* find(const std::string& key);
+  const ReclaimState* find(const std::string& key) const;
+  // At zero with its quota released: the admission queue must not take it in.
+  bool holds_out(const std::string& key) const;
+
+ private:
+  std::vector<ReclaimRule> rules_;
+  std::vector<policy::NotebookPolicy> notebooks_;
+  std::map<std::string, ReclaimState> states_;
+};
+
+bool selector_matches(const policy::WorkloadSelector& sel, const KubeObject& obj,
+                      const std::string& cluster_queue);
+
+}  // namespace gpuaas::core
