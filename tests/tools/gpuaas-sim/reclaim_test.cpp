@@ -137,9 +137,10 @@ TEST(ReclaimSimulationTest, GpuaasScalesIdleServicesToZeroAndWakesThemOnARequest
   EXPECT_EQ(r.requests, requests_of(s));  // every request is answered, cold or not
   EXPECT_EQ(r.outcomes, 3);
   // chat's second burst finds it at zero; gpuaasd wakes it on the request the ingress reports at
-  // once: the wake takes about a start-up delay (2 min +-20%), not a metrics interval more.
+  // once: a wake takes about a start-up delay (2 min +-20%), not a metrics interval more. A wake
+  // gpuaasd sends back to zero before the pods run has no latency.
   EXPECT_GE(r.wakes, 1);
-  ASSERT_EQ(r.wake_latency.samples.size(), static_cast<std::size_t>(r.wakes));
+  EXPECT_LE(r.wake_latency.samples.size(), static_cast<std::size_t>(r.wakes));
   EXPECT_GT(r.cold_starts, 0);
   for (double l : r.wake_latency.samples) EXPECT_LE(l, 150.0);
   // The busy service is never idle: no more wakes than chat's and rare's requests after a gap.

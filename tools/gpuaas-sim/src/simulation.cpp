@@ -357,8 +357,8 @@ void Simulation::publish_metrics() {
                            {"pod", p.name},
                            {"configuration_name", w.instance.name + "-predictor"}});
   }
-  // The ingress's counter of services gpuaas scaled to zero (no pod reports it then).
-  for (std::size_t i : reclaimed_at_zero_)
+  // The ingress's counter of services gpuaas scaled to zero, until they woke (no pod reports it).
+  for (std::size_t i : activated_)
     if (serves_requests(workloads_[i])) add_request_count(by_ns[workloads_[i].spec->namespace_], i);
   for (auto& [ns, batch] : by_ns) driver_->metrics(ns, std::move(batch), now_);
 }

@@ -35,6 +35,8 @@ bool Simulation::follow_reclaim(std::size_t i) {
   w.at_zero_since.reset();
   leave_zero(i);
   w.reclaimed = false;
+  w.activator = false;
+  activated_.erase(i);
   return false;
 }
 

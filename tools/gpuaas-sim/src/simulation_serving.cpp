@@ -55,7 +55,7 @@ void Simulation::enter_zero(std::size_t i, bool by_gpuaas) {
   w.epoch = epoch;
   w.state = WorkloadState::kAtZero;
   w.at_zero_since = now_;
-  w.unserved_since = now_;
+  if (!w.unserved_since) w.unserved_since = now_;  // sent back while waking: waiting since then
   w.reclaimed = by_gpuaas;
   w.zero_gpu_milli = milli;
   w.zero_counted = true;
@@ -65,6 +65,8 @@ void Simulation::enter_zero(std::size_t i, bool by_gpuaas) {
   // (refresh_quota_held after each instant).
   if (by_gpuaas) {
     reclaimed_at_zero_.insert(i);
+    w.activator = true;
+    activated_.insert(i);
     publish_request_count(i);  // the counter now, so that the next request shows as a rise
   } else {
     hold_quota(w, true);
@@ -79,7 +81,6 @@ void Simulation::leave_zero(std::size_t i) {
   zero_gpu_milli_ -= w.zero_gpu_milli;
   w.zero_gpu_milli = 0;
   w.zero_counted = false;
-  ++w.zero_token;
   reclaimed_at_zero_.erase(i);
 }
 
@@ -93,7 +94,7 @@ void Simulation::hold_quota(SimWorkload& w, bool held) {
 
 // The next request to a service at zero: under knative it wakes the service; under gpuaas the
 // activator reports it at once and gpuaasd decides (its SCALE_BACK wakes it), and each further
-// request is reported while it stays at zero.
+// request is reported while it stays at zero or wakes (no pod takes them yet).
 void Simulation::next_request_at_zero(std::size_t i) {
   SimWorkload& w = workloads_[i];
   const auto& a = w.spec->arrivals_ms;
@@ -106,9 +107,9 @@ void Simulation::next_request_at_zero(std::size_t i) {
   const uint64_t token = w.zero_token;
   agenda_.at(t, [this, i, token] {
     SimWorkload& z = workloads_[i];
-    if (z.state != WorkloadState::kAtZero || z.zero_token != token) return;
-    if (!z.reclaimed) {
-      wake(i);
+    if (z.zero_token != token) return;
+    if (!z.activator) {
+      if (z.state == WorkloadState::kAtZero) wake(i);
       return;
     }
     publish_request_count(i);
@@ -134,6 +135,8 @@ void Simulation::wake(std::size_t i) {
 void Simulation::woke(std::size_t i) {
   SimWorkload& w = workloads_[i];
   w.waking = false;
+  w.activator = false;  // its pods report its requests again
+  activated_.erase(i);
   if (w.at_zero_since) result_.cold_starts += requests_between(w, *w.at_zero_since, now_);
   w.at_zero_since.reset();
   result_.wake_latency.samples.push_back(

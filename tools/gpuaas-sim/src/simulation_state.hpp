@@ -65,7 +65,9 @@ struct SimWorkload {
   int64_t zero_gpu_milli = 0;
   bool quota_held = false;
   bool zero_counted = false;
-  uint64_t zero_token = 0;  // bumped on entering or leaving zero; stale agenda entries check it
+  uint64_t zero_token = 0;  // bumped on entering zero; stale agenda entries check it
+  // gpuaas's, at zero or waking: no pod takes its requests, the ingress (activator) reports them.
+  bool activator = false;
 };
 
 inline void add_metric_labels(v1::MetricSample& s,
@@ -171,6 +173,7 @@ class Simulation {
   int64_t held_zero_milli_ = 0;  // those of them whose quota is still held
   std::map<std::string, int64_t> tenant_held_milli_;
   std::set<std::size_t> reclaimed_at_zero_;  // gpuaas's, whose quota explain tells
+  std::set<std::size_t> activated_;          // those with SimWorkload::activator
   std::map<std::size_t, Time> wake_started_;
   std::map<std::string, int64_t> tenant_alloc_milli_, tenant_busy_milli_;
   bool autoscaler_ = false;

@@ -267,6 +267,8 @@ void Simulation::remove_workload(std::size_t i) {
     w.at_zero_since.reset();
   }
   if (w.unserved_since) count_requests(i, now_);
+  w.activator = false;
+  activated_.erase(i);
   stop_pods(i);
   w.state = WorkloadState::kDeleted;
   publish_workload(i, Change::kDeleted);
