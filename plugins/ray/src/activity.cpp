@@ -125,7 +125,14 @@ v1::WorkloadActivity activity(const Workload& w, const Samples& samples, const C
         const std::string task(Samples::label(s, "Name"));
         const bool ignored = std::find(c.ignored_tasks.begin(), c.ignored_tasks.end(), task) !=
                              c.ignored_tasks.end();
-        if (Samples::label(s, "State") == "RUNNING" && x > 0 && !ignored) v.use(s, "tasks running");
+        // Running tasks are use; tasks waiting for a node or their arguments are work submitted
+        // to the cluster (a job sent to a cluster scaled to zero: it should wake).
+        const std::string_view state = Samples::label(s, "State");
+        if (x > 0 && !ignored) {
+          if (state.starts_with("RUNNING")) v.use(s, "tasks running");
+          if (state.starts_with("PENDING_") || state == "SUBMITTED_TO_WORKER")
+            v.use(s, "tasks waiting");
+        }
         break;
       }
       case Reading::kGauge:

@@ -81,6 +81,11 @@ TEST(RayActivity, RayTasksRunning) {
   EXPECT_EQ(a.level(), A::ACTIVE);
   EXPECT_NE(a.evidence().find("tasks running"), std::string::npos);
   EXPECT_EQ(activity({tasks("FINISHED", 120), tasks("RUNNING", 0)}).level(), A::IDLE);
+  // Work submitted and waiting for a node (a cluster at zero) is use: it should wake.
+  auto waiting = activity({tasks("PENDING_NODE_ASSIGNMENT", 2), tasks("RUNNING", 0)});
+  EXPECT_EQ(waiting.level(), A::ACTIVE);
+  EXPECT_NE(waiting.evidence().find("tasks waiting"), std::string::npos) << waiting.evidence();
+  EXPECT_EQ(activity({tasks("PENDING_NODE_ASSIGNMENT", 0)}).level(), A::IDLE);
   // A task that never ends (a control loop) can be ignored by name.
   EXPECT_EQ(activity({tasks("RUNNING", 1, "ServeController.run_control_loop")}, small_cluster(),
                      R"({"ignored_tasks": ["ServeController.run_control_loop"]})")
