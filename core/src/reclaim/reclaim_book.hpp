@@ -39,6 +39,8 @@ struct ReclaimState {
   EventTime last_activity{};
   std::string evidence;  // what the last look found
   std::optional<EventTime> woken_at;
+  // Woken: not idle until more of its pods run than did at zero (-1: not waiting for them).
+  int waking_from_pods = -1;
   // At zero.
   EventTime at_zero_since{};
   EventTime reserved_until{};

@@ -67,6 +67,22 @@ std::string cluster_queue_of(const policy::PolicySet& set, const KubeObject& obj
   return lq ? lq->cluster_queue : std::string();
 }
 
+int running_pods(const ClusterModel& model, const KubeObject& obj) {
+  int n = 0;
+  for (const KubeObject* p : model.pods_of(obj.meta))
+    if (p->pod && p->pod->phase == "Running") ++n;
+  return n;
+}
+
+// Woken: the idle clock starts over once its pods run again (start-up is not idleness).
+void woke(ReclaimState& st, const ClusterModel& model, const KubeObject& obj) {
+  st.phase = ReclaimPhase::kActive;
+  st.woken_at = model.now();
+  st.running_since = model.now();
+  st.last_activity = model.now();
+  st.waking_from_pods = running_pods(model, obj);
+}
+
 }  // namespace
 
 void AdmissionController::Impl::reclaim(ClusterModel& model, const std::string& key,
@@ -150,10 +166,7 @@ void AdmissionController::Impl::wake(ClusterModel& model, const std::string& key
         !model.interpreter()->can(obj, kPluginCapScaleToZero))
       action = WorkloadAction::kAdmit;  // it was suspended instead
     publish(model, obj, action, req, "reclaim/wake", "", event_id);
-    st.phase = ReclaimPhase::kActive;
-    st.woken_at = now;
-    st.running_since = now;
-    st.last_activity = now;
+    woke(st, model, obj);
     return;
   }
   // Released: it queues again with what it was admitted with; admission brings it back.
@@ -173,12 +186,8 @@ WorkloadAction AdmissionController::Impl::admit_action(ClusterModel& model,
     gated.erase(key);
     return WorkloadAction::kAdmit;
   }
-  const EventTime now = model.now();
-  st->phase = ReclaimPhase::kActive;
-  st->woken_at = now;
-  st->running_since = now;
-  st->last_activity = now;
   const KubeObject* obj = model.object(key);
+  if (obj) woke(*st, model, *obj);
   if (st->action == policy::IdleAction::kScaleToZero && obj && model.interpreter() &&
       model.interpreter()->can(*obj, kPluginCapScaleToZero))
     return WorkloadAction::kScaleBack;
@@ -255,8 +264,10 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
       }
       continue;
     }
-    if (!admitted.count(key) || !running(v)) {
-      st.running_since = now;  // restarting or not running: not idle yet
+    if (st.waking_from_pods >= 0 && running_pods(model, *obj) > st.waking_from_pods)
+      st.waking_from_pods = -1;
+    if (!admitted.count(key) || !running(v) || st.waking_from_pods >= 0) {
+      st.running_since = now;  // starting, restarting or waking: not idle yet
       st.last_activity = now;
       continue;
     }
