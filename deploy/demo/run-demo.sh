@@ -2,7 +2,9 @@
 # The demo: a simulated day on a shared GPU cluster under gpuaas and two baselines; then a real
 # nats-server on 127.0.0.1, gpuaasd on an example policy, a small GPU cluster
 # published as Kubernetes objects and a dcgm-exporter scrape, then what the daemon holds.
-# Usage: deploy/demo/run-demo.sh [BUILD_DIR]. Leaves nothing running; safe to run again.
+# Last, idle reclaim with a daemon of its own: a RayCluster goes to zero, its GPUs are lent and
+# taken back. Usage: deploy/demo/run-demo.sh [BUILD_DIR]; SKIP_DAY=1 skips the simulated day (it
+# takes minutes). Leaves nothing running; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-build}
@@ -23,11 +25,13 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 # Part 1: a day on a shared GPU cluster, simulated (virtual time, gpuaasd's real decisions), side
 # by side with two simpler policies; the chart lands in $CHART_DIR.
 CHART_DIR=${CHART_DIR:-/tmp}
+if [ "${SKIP_DAY:-0}" != 1 ]; then
 step "A day on a shared GPU cluster: gpuaas-sim --scenario deploy/demo/day/scenario.yaml --compare static-fifo,kueue-like,gpuaas"
 "$B/bin/gpuaas-sim" --scenario deploy/demo/day/scenario.yaml --seed 1 \
   --compare static-fifo,kueue-like,gpuaas --report "$CHART_DIR/gpuaas-demo-day.json" \
   --chart "$CHART_DIR/gpuaas-demo-day.svg"
 echo "(report: $CHART_DIR/gpuaas-demo-day.json, chart: $CHART_DIR/gpuaas-demo-day.svg)"
+fi
 
 # Part 2: the same daemon live, on a real nats-server, with objects as a bridge would publish them.
 step "nats-server with JetStream on $GPUAAS_SERVER"
@@ -136,5 +140,98 @@ done
 
 step "curl http://$ADMIN/metrics (excerpt)"
 curl -fsS "http://$ADMIN/metrics" | grep -E '^gpuaas_(events|admission_decisions|policy_reloads)' || true
+
+# Part 3: idle reclaim. A daemon of its own (subject root "reclaim", fast ticks) on the same
+# nats-server keeps the tour's objects and quotas out of it. Nothing applies gpuaasd's patches
+# here, so demo.py plays the bridge: it merges each patch into raycluster.json and we publish it.
+step "Idle reclaim: a RayCluster goes to zero, its GPUs are lent and taken back"
+RD=deploy/demo/reclaim
+RCTL=("$B/bin/gpuaasctl" --subject-root reclaim)
+RACT=$WORK/reclaim-actions.json
+RAY=$WORK/raycluster.json
+cp "$RD/raycluster.json" "$RAY"
+printf 'subjectRoot: reclaim\ntickInterval: 200ms\npolicyWatchInterval: 0s\n' >"$WORK/reclaim-gpuaasd.yaml"
+echo "gpuaasd --config (subjectRoot: reclaim, tickInterval: 200ms) --policy $RD/policy.yaml"
+"$B/bin/gpuaasd" --config "$WORK/reclaim-gpuaasd.yaml" --policy "$RD/policy.yaml" \
+  --plugins "$B/plugins" --admin "127.0.0.1:$(free_port)" >"$WORK/gpuaasd-reclaim.log" 2>&1 & PIDS+=($!)
+for _ in $(seq 100); do "${RCTL[@]}" state >/dev/null 2>&1 && break; sleep 0.1; done
+"${RCTL[@]}" watch actions --timeout 180 --json >"$RACT" & PIDS+=($!)
+sleep 0.5  # the watcher reads the actions from now on: let it subscribe first
+# await NAME RULE SECONDS [COMMAND...]: a bounded wait for gpuaasd's action, COMMAND run between
+# looks (a scraper pushing samples).
+await() {
+  local name=$1 rule=$2 secs=$3
+  shift 3
+  for _ in $(seq $((secs * 2))); do
+    python3 "$RD/demo.py" has "$RACT" "$name" "$rule" && return 0
+    if [ $# -gt 0 ]; then "$@" >/dev/null; fi
+    sleep 0.5
+  done
+  echo "no $rule action for $name within ${secs}s; gpuaasd's log:" >&2
+  tail -20 "$WORK/gpuaasd-reclaim.log" >&2
+  return 1
+}
+ray_apply() { "${RCTL[@]}" apply -f "$RAY" >/dev/null; }
+
+echo "gpuaasctl apply -f $RD/objects.yaml -f raycluster.json (suspended, queue serve: 2 GPUs)"
+"${RCTL[@]}" apply -f "$RD/objects.yaml" >/dev/null
+ray_apply
+await chat-ray admission/quota 15
+python3 "$RD/demo.py" show "$RACT" chat-ray admission/quota
+python3 "$RD/demo.py" bridge "$RACT" chat-ray admission/quota "$RAY"
+ray_apply
+"${RCTL[@]}" apply -f "$RD/pods.yaml" >/dev/null
+echo "the bridge applied it: chat-ray runs (status.state ready) with its pods ($RD/pods.yaml)"
+
 echo
-echo "demo done: the daemon held the cluster above; everything it started is stopped now."
+echo "dcgm-exporter reports the worker's GPUs idle (push-metrics $RD/idle-scrape.prom every 0.5s):"
+echo "the policy's idle window is 2s, and the daemon looks every 5s of event time"
+await chat-ray reclaim/idle 30 "${RCTL[@]}" push-metrics "$RD/idle-scrape.prom"
+python3 "$RD/demo.py" show "$RACT" chat-ray reclaim/idle
+python3 "$RD/demo.py" bridge "$RACT" chat-ray reclaim/idle "$RAY"
+ray_apply
+awk 'w; /^---$/ {w = 1}' "$RD/pods.yaml" >"$WORK/worker-pod.yaml"  # the second pod, the worker
+"${RCTL[@]}" delete -f "$WORK/worker-pod.yaml" >/dev/null
+echo "the bridge applied it: the worker pod is gone, the head stays"
+step "gpuaasctl explain team-a/chat-ray (at zero: quota reserved and lent)"
+"${RCTL[@]}" explain team-a/chat-ray
+"${RCTL[@]}" explain team-a/chat-ray --json | python3 "$RD/demo.py" explain
+
+step "gpuaasctl apply -f $RD/batch-job.yaml (team-b, queue batch: no GPUs of its own)"
+"${RCTL[@]}" apply -f "$RD/batch-job.yaml"
+await eval-sweep admission/quota 15
+python3 "$RD/demo.py" show "$RACT" eval-sweep admission/quota
+# The bridge applies it (a preemption is a patch against the job as it runs).
+sed 's/suspend: true/suspend: false/; s/resourceVersion: "1"/resourceVersion: "2"/' \
+  "$RD/batch-job.yaml" >"$WORK/eval-sweep-running.yaml"
+"${RCTL[@]}" apply -f "$WORK/eval-sweep-running.yaml" >/dev/null
+echo "the bridge applied it: eval-sweep runs on chat-ray's lent GPUs"
+
+step "Ray work arrives: push-metrics $RD/ray-tasks.prom (a task waiting for a node)"
+"${RCTL[@]}" push-metrics "$RD/ray-tasks.prom"
+await chat-ray reclaim/wake 15
+python3 "$RD/demo.py" show "$RACT" chat-ray reclaim/wake
+await eval-sweep reclaim/lend 15
+python3 "$RD/demo.py" show "$RACT" eval-sweep reclaim/lend
+sed 's/resourceVersion: "1"/resourceVersion: "3"/' "$RD/batch-job.yaml" >"$WORK/eval-sweep-stopped.yaml"
+"${RCTL[@]}" apply -f "$WORK/eval-sweep-stopped.yaml" >/dev/null
+python3 "$RD/demo.py" bridge "$RACT" chat-ray reclaim/wake "$RAY"
+ray_apply
+"${RCTL[@]}" apply -f "$RD/pods.yaml" >/dev/null
+echo "the bridge applied them: chat-ray's worker is back, eval-sweep is suspended and queued again"
+for _ in $(seq 50); do  # bounded: until the daemon has taken the suspended job back in its queue
+  "${RCTL[@]}" explain team-b/eval-sweep --json 2>/dev/null | grep -q '"state": *"Pending"' && break
+  sleep 0.1
+done
+step "gpuaasctl explain team-a/chat-ray (back, its quota its own again)"
+"${RCTL[@]}" explain team-a/chat-ray --json | python3 "$RD/demo.py" explain
+"${RCTL[@]}" state --json | python3 -c "$(cat <<'PY'
+import json, sys
+for q in json.load(sys.stdin)["cluster_queues"]:
+    gpus = [r for r in q["resources"] if r["resource"] == "nvidia.com/gpu"]
+    print("  ClusterQueue %s: %s of %s GPUs in use, %d admitted, %d pending" % (
+        q["name"], gpus[0]["usage"], gpus[0]["nominal"], q["admitted"], q["pending"]))
+PY
+)"
+echo
+echo "demo done: the daemons held the clusters above; everything it started is stopped now."
