@@ -20,8 +20,7 @@ using std::chrono::seconds;
 
 // Two ClusterQueues in one cohort (serve lends what its Ray cluster leaves idle, batch has no
 // GPUs of its own) and one for notebooks alone.
-std::string policy(bool lend, const std::string& keep_quota_for,
-                   const std::string& cooldown = "0s") {
+std::string policy(bool lend, const std::string& keep_quota_for) {
   std::string out = R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
 metadata: {name: h100}
@@ -62,8 +61,8 @@ spec:
   stabilizationWindow: 0s
   minRuntime: 0s
   keepQuotaFor: )" +
-         keep_quota_for + "\n  cooldown: " + cooldown +
-         "\n  lendIdleQuota: " + (lend ? "true" : "false") + R"(
+         keep_quota_for + "\n  cooldown: 0s\n  lendIdleQuota: " + (lend ? "true" : "false") +
+         R"(
 ---
 apiVersion: gpuaas.io/v1alpha1
 kind: NotebookPolicy
@@ -392,12 +391,12 @@ TEST_F(ReclaimEndToEnd, NotebooksStartedWithoutAdmissionAreStoppedAndQueued) {
 }
 
 TEST_F(ReclaimEndToEnd, RayWorkWakesALentClusterAndTheBorrowerIsPreempted) {
-  // A cooldown after the wake: the one pending-task sample is soon older than the 2 s window.
-  start_daemon(policy(true, "60s", "60s"));
+  start_daemon(policy(true, "60s"));
   const json zero = run_ray_until_idle();
   ASSERT_FALSE(zero.is_null());
   json x = explain("team-a/chat-ray");
   EXPECT_EQ(x["reclaim"]["quota"], "Lent") << x.dump();
+  EXPECT_EQ(usage("serve", "nvidia.com/gpu"), "0");  // a lent reservation is out of the usage
 
   // Batch has no GPUs of its own: it runs on the cluster's lent quota.
   ASSERT_EQ(apply("borrower.yaml", job("borrower", "batch", 2)), 0);
@@ -437,6 +436,39 @@ TEST_F(ReclaimEndToEnd, RayWorkWakesALentClusterAndTheBorrowerIsPreempted) {
   EXPECT_EQ(usage("serve", "nvidia.com/gpu"), "2");
   EXPECT_TRUE(eventually([&] { return explain("team-a/borrower")["state"] == "Pending"; }))
       << explain("team-a/borrower").dump();
+  // Waking, its worker not back yet: no cooldown, yet not idle again (two of the daemon's looks;
+  // the one task sample is older than the window by then).
+  std::this_thread::sleep_for(seconds(11));
+  int zeros = 0;
+  for (const auto& a : actions_->all())
+    if (a["target"]["name"] == kRay && a["rule"] == "reclaim/idle") ++zeros;
+  EXPECT_EQ(zeros, 1) << actions_->dump();
+  EXPECT_EQ(daemon_->stop(), 0);
+}
+
+// Known bug, disabled until fixed: a RayCluster already running when gpuaasd first sees it (it
+// ran before gpuaas, or gpuaasd restarted and replays it) is adopted by admission
+// ("admission/adopted") but that decision never reaches the controller's admitted set, which is
+// what idle reclaim watches: it is never reclaimed, and explain shows no "reclaim".
+TEST_F(ReclaimEndToEnd, DISABLED_AClusterRunningBeforeAdmissionIsReclaimedToo) {
+  start_daemon(policy(false, "60s"));
+  ASSERT_EQ(apply("node.yaml", kNode), 0);
+  ASSERT_EQ(apply("ray.yaml", ray_cluster(true, 1)), 0);
+  ASSERT_EQ(apply("pods.yaml",
+                  ray_pod("chat-ray-head-abcde", false) + "---\n" + ray_pod(kWorkerPod, true)),
+            0);
+  ASSERT_TRUE(eventually([&] { return explain("team-a/chat-ray")["state"] == "Admitted"; }));
+  const std::string scrape = write("idle.prom", idle_scrape());
+  json zero;
+  eventually(
+      [&] {
+        ctl("push-metrics " + scrape + " >/dev/null");
+        std::this_thread::sleep_for(milliseconds(500));
+        return !(zero = actions_->find(kRay, "reclaim/idle")).is_null();
+      },
+      seconds(20));
+  EXPECT_FALSE(zero.is_null()) << explain("team-a/chat-ray").dump();
+  EXPECT_TRUE(explain("team-a/chat-ray").contains("reclaim"));
   EXPECT_EQ(daemon_->stop(), 0);
 }
 
