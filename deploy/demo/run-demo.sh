@@ -173,7 +173,7 @@ await() {
 }
 ray_apply() { "${RCTL[@]}" apply -f "$RAY" >/dev/null; }
 
-echo "gpuaasctl apply -f $RD/objects.yaml -f raycluster.json (suspended, queue serve: 2 GPUs)"
+echo "gpuaasctl apply -f $RD/objects.yaml, then -f raycluster.json (suspended, queue serve: 2 GPUs)"
 "${RCTL[@]}" apply -f "$RD/objects.yaml" >/dev/null
 ray_apply
 await chat-ray admission/quota 15
