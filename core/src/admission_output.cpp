@@ -133,6 +133,7 @@ bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& o
     if (action_errors) action_errors->Increment();
     return false;
   }
+  if (set->actions_size() == 0) return false;  // the object already is as asked
   bool first = true;
   for (auto& a : *set->mutable_actions()) {
     if (a.target().kind().empty()) {
@@ -217,7 +218,13 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
     // A workload queued again after idle reclaim released its quota comes back the way it left.
     const WorkloadAction action =
         admit ? admit_action(model, d.workload) : WorkloadAction::kSuspend;
-    publish(model, *obj, action, req, d.rule, hint, event_id);
+    if (!publish(model, *obj, action, req, d.rule, hint, event_id) && !admit) {
+      // Already stopped as far as the model knows (its admission not applied yet): no patch will
+      // come back, so it counts as stopped now and queues again.
+      spdlog::info("{} {}/{}: preempted while already stopped; queued again", obj->meta.kind,
+                   obj->meta.namespace_, obj->meta.name);
+      upsert_object(model, d.workload, *obj);
+    }
   }
   // Queue status for dashboards: every workload whose reason changed.
   for (const auto& key : scheduler->take_status_changes()) {

@@ -446,11 +446,9 @@ TEST_F(ReclaimEndToEnd, RayWorkWakesALentClusterAndTheBorrowerIsPreempted) {
   EXPECT_EQ(daemon_->stop(), 0);
 }
 
-// Known bug, disabled until fixed: a RayCluster already running when gpuaasd first sees it (it
-// ran before gpuaas, or gpuaasd restarted and replays it) is adopted by admission
-// ("admission/adopted") but that decision never reaches the controller's admitted set, which is
-// what idle reclaim watches: it is never reclaimed, and explain shows no "reclaim".
-TEST_F(ReclaimEndToEnd, DISABLED_AClusterRunningBeforeAdmissionIsReclaimedToo) {
+// A RayCluster already running when gpuaasd first sees it (it ran before gpuaas) is adopted by
+// admission ("admission/adopted"); idle reclaim watches it like one gpuaas admitted.
+TEST_F(ReclaimEndToEnd, AClusterRunningBeforeAdmissionIsReclaimedToo) {
   start_daemon(policy(false, "60s"));
   ASSERT_EQ(apply("node.yaml", kNode), 0);
   ASSERT_EQ(apply("ray.yaml", ray_cluster(true, 1)), 0);

@@ -150,7 +150,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  (void)gpuaas::core::setup_logging("text", "warn");
+  (void)gpuaas::core::setup_logging(
+      "text", std::getenv("GPUAAS_SIM_LOG") ? std::getenv("GPUAAS_SIM_LOG") : "warn");
 
   if (placement) {
     if (pods_file.empty() || nodes_file.empty())

@@ -39,6 +39,12 @@ bool Scheduler::parked(const std::string& key) const {
   return id != UINT32_MAX && s_->entries[id].parked;
 }
 
+bool Scheduler::running(const std::string& key) const {
+  const uint32_t id = s_->entry_of(key);
+  return id != UINT32_MAX && s_->entries[id].state == EntryState::kAdmitted &&
+         !s_->entries[id].parked;
+}
+
 std::vector<Decision> Scheduler::unpark(const std::string& key, Time now) {
   auto& s = *s_;
   std::vector<Decision> out;

@@ -195,7 +195,9 @@ bool read_idle(Reader& r, const Field& f, IdleReclaimPolicy& p) {
                           {"requests"},
                           {"kernelActivity"},
                           {"missingData"},
-                          {"learnArrivals"}});
+                          {"learnArrivals"},
+                          {"coldStartCost"}});
+  read_duration(r, idf, "coldStartCost", p.cold_start_cost);
   read_duration(r, idf, "window", p.idle_window);
   read_boolean(r, idf, "learnArrivals", p.learn_arrivals);
   if (const auto* t = idf.get("thresholds")) p.thresholds = read_thresholds(r, *t);

@@ -116,6 +116,7 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
               : model.now();
       if (act.level() == v1::WorkloadActivity::ACTIVE) {
         evidence = true;
+        v.asked_at = at;
         use(at, act.evidence());
       } else if (act.level() == v1::WorkloadActivity::IDLE) {
         evidence = true;

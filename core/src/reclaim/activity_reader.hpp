@@ -17,6 +17,7 @@ struct ActivityVerdict {
   Level level = Level::kUnknown;
   std::optional<EventTime> last_active;  // latest time something showed use
   std::string evidence;                  // for a person: which samples decided
+  std::optional<EventTime> asked_at;     // latest use its plugin saw: requests, tasks, kernels
 };
 
 // Attribution: a sample labelled with a pod (pod / exported_pod) belongs to the workload whose

@@ -4,6 +4,12 @@
 
 namespace gpuaas::core {
 
+reclaim::ArrivalSettings arrival_settings() {
+  reclaim::ArrivalSettings s;
+  s.min_timeout = std::chrono::seconds(30);
+  return s;
+}
+
 const char* to_string(ReclaimPhase p) {
   switch (p) {
     case ReclaimPhase::kActive:
@@ -66,7 +72,14 @@ void ReclaimBook::set_policy(const policy::PolicySet& set) {
     if (!r.spec.learn_arrivals) continue;
     for (auto& old : rules_)
       if (old.id == r.id && old.budget) r.budget = std::move(old.budget);
-    if (!r.budget) r.budget = std::make_unique<reclaim::ColdStartBudget>();
+    // The exchange rate is the policy's: a fixed price per cold start is predictable, where a
+    // rate calibrated online against Knative swung with the noise of scraped arrivals.
+    auto s = arrival_settings();
+    s.min_lambda_seconds = s.max_lambda_seconds =
+        static_cast<double>(r.spec.cold_start_cost.count());
+    s.knative_timeout = std::chrono::seconds(90);
+    if (r.budget && r.budget->lambda_seconds() != s.min_lambda_seconds) r.budget.reset();
+    if (!r.budget) r.budget = std::make_unique<reclaim::ColdStartBudget>(s);
   }
   rules_ = std::move(rules);
   notebooks_ = set.notebook_policies;

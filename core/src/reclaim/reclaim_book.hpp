@@ -53,7 +53,12 @@ struct ReclaimState {
   std::unique_ptr<reclaim::ArrivalModel> arrivals;
   std::optional<EventTime> last_arrival;
   std::chrono::milliseconds timeout_in_force{0};
+  std::chrono::milliseconds wake_latency{std::chrono::seconds(60)};  // the last wake's, measured
 };
+
+// How learnArrivals learns: never a timeout below 30 s (two or three scrapes at common
+// intervals: a shorter one would read the gap between samples as idleness).
+reclaim::ArrivalSettings arrival_settings();
 
 class ReclaimBook {
  public:

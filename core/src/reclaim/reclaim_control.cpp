@@ -25,8 +25,6 @@ using std::chrono::seconds;
 
 // Decisions are taken at the first event at least this long after the previous look.
 constexpr seconds kReclaimInterval{5};
-// A learned timeout is never shorter than this (a scrape or two of the request metrics).
-constexpr seconds kLearnedFloor{10};
 
 admission::Time to_time(EventTime t) {
   return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
@@ -67,6 +65,23 @@ std::string cluster_queue_of(const policy::PolicySet& set, const KubeObject& obj
   return lq ? lq->cluster_queue : std::string();
 }
 
+// learnArrivals: every new time its plugin saw use (a request) is an arrival; its gap teaches
+// the timeout and the policy's cold-start budget. A cold start weighs the requests that arrive
+// while the service wakes (its last wake's latency over its median gap).
+void learn_arrival(ReclaimState& st, ReclaimRule& rule, const ActivityVerdict& a) {
+  if (!st.arrivals || !rule.budget || !a.asked_at) return;
+  if (st.last_arrival && *a.asked_at <= *st.last_arrival) return;
+  st.last_arrival = *a.asked_at;
+  const auto median = st.arrivals->median_gap();
+  const double weight =
+      1.0 + (median && median->count() > 0 ? static_cast<double>(st.wake_latency.count()) /
+                                                 static_cast<double>(median->count())
+                                           : 0.0);
+  if (auto gap = st.arrivals->observe(to_time(*a.asked_at)))
+    rule.budget->record_gap(*gap, timeout_of(st, rule), weight);
+  st.timeout_in_force = st.arrivals->timeout(rule.budget->lambda_seconds(), weight);
+}
+
 int running_pods(const ClusterModel& model, const KubeObject& obj) {
   int n = 0;
   for (const KubeObject* p : model.pods_of(obj.meta))
@@ -81,6 +96,7 @@ void woke(ReclaimState& st, const ClusterModel& model, const KubeObject& obj) {
   st.running_since = model.now();
   st.last_activity = model.now();
   st.waking_from_pods = running_pods(model, obj);
+  if (st.arrivals) st.arrivals->restart();
 }
 
 }  // namespace
@@ -220,20 +236,21 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
   if (full) next_reclaim = now + kReclaimInterval;
   const policy::PolicySet& set = scheduler->policy();
 
-  // Start watching what runs admitted; forget what ended or is gone.
+  // Start watching what runs admitted (by us, or adopted running); forget what ended or is gone.
   if (full) {
-    for (const auto& key : admitted) {
+    for (const auto& key : queued) {
       if (book.find(key)) continue;
       const KubeObject* obj = model.object(key);
       const WorkloadView* v = model.view_of(key);
-      if (!obj || !running(v) || scheduler->parked(key)) continue;
+      if (!obj || !running(v) || !scheduler->running(key)) continue;
       ReclaimRule* rule = book.match(*obj, cluster_queue_of(set, *obj, v));
       if (!rule) continue;
       ReclaimState st;
       st.rule = rule->id;
       st.running_since = now;
       st.last_activity = now;
-      if (rule->spec.learn_arrivals) st.arrivals = std::make_unique<reclaim::ArrivalModel>();
+      if (rule->spec.learn_arrivals)
+        st.arrivals = std::make_unique<reclaim::ArrivalModel>(arrival_settings());
       book.states().emplace(key, std::move(st));
     }
   }
@@ -259,14 +276,16 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
       const ActivityVerdict a = read_activity(model, *obj, p, st.at_zero_since, true);
       if (a.level == ActivityVerdict::Level::kActive && a.last_active &&
           *a.last_active > st.at_zero_since) {
-        if (st.arrivals) st.last_arrival = *a.last_active;
+        learn_arrival(st, *rule, a);  // the gap that ends at zero was a cold start
         wake(model, key, *obj, st, "asked for while at zero: " + a.evidence, event_id, out);
       }
       continue;
     }
-    if (st.waking_from_pods >= 0 && running_pods(model, *obj) > st.waking_from_pods)
+    if (st.waking_from_pods >= 0 && running_pods(model, *obj) > st.waking_from_pods) {
       st.waking_from_pods = -1;
-    if (!admitted.count(key) || !running(v) || st.waking_from_pods >= 0) {
+      if (st.woken_at) st.wake_latency = duration_cast<milliseconds>(now - *st.woken_at);
+    }
+    if (!scheduler->running(key) || !running(v) || st.waking_from_pods >= 0) {
       st.running_since = now;  // starting, restarting or waking: not idle yet
       st.last_activity = now;
       continue;
@@ -286,24 +305,23 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
         if (a.last_active && *a.last_active > st.last_activity) st.last_activity = *a.last_active;
         break;
     }
-    // learnArrivals: every new time of use is an arrival; its gap teaches the timeout.
-    if (st.arrivals && rule->budget && a.level == ActivityVerdict::Level::kActive &&
-        a.last_active && (!st.last_arrival || *a.last_active > *st.last_arrival)) {
-      st.last_arrival = *a.last_active;
-      if (auto gap = st.arrivals->observe(to_time(*a.last_active)))
-        rule->budget->record_gap(*gap, timeout_of(st, *rule));
-      st.timeout_in_force = std::max<milliseconds>(
-          st.arrivals->timeout(rule->budget->lambda_seconds()), kLearnedFloor);
-    }
+    learn_arrival(st, *rule, a);
     if (opted_out(*obj, p)) continue;
     if (now - st.running_since < p.min_runtime) continue;
     if (st.woken_at && now - *st.woken_at < p.cooldown) continue;
     const milliseconds timeout = timeout_of(st, *rule);
     const auto idle_for = now - st.last_activity;
     if (idle_for < timeout) continue;
+    std::string learned;
+    if (rule->budget && st.timeout_in_force.count() > 0) {
+      learned = " learned; cold starts so far " + std::to_string(rule->budget->cold_starts()) +
+                " against Knative's " + std::to_string(rule->budget->reference_cold_starts()) +
+                ", lambda " + std::to_string(static_cast<int>(rule->budget->lambda_seconds())) +
+                "s";
+    }
     reclaim(model, key, *obj, st, *rule,
             "idle for " + secs(duration_cast<milliseconds>(idle_for)) + " (timeout " +
-                secs(timeout) + ", " + rule->id + "): " + a.evidence,
+                secs(timeout) + learned + ", " + rule->id + "): " + a.evidence,
             event_id);
   }
   for (const auto& key : gone) book.states().erase(key);

@@ -39,6 +39,8 @@ spec:
     requests: false
     kernelActivity: false
     missingData: Idle
+    learnArrivals: true
+    coldStartCost: 45s
   action: Suspend
   keepQuotaFor: 1h
   gracePeriod: 45s
@@ -71,6 +73,8 @@ spec:
   EXPECT_FALSE(p.requests_are_activity);
   EXPECT_FALSE(p.kernel_activity);
   EXPECT_EQ(p.missing_data, MissingData::kIdle);
+  EXPECT_TRUE(p.learn_arrivals);
+  EXPECT_EQ(p.cold_start_cost, seconds(45));
   EXPECT_EQ(p.action, IdleAction::kSuspend);
   EXPECT_EQ(p.keep_quota_for, seconds(3600));
   EXPECT_EQ(p.grace_period, seconds(45));
@@ -102,6 +106,8 @@ TEST(IdleReclaimPolicy, Defaults) {
   EXPECT_TRUE(p.requests_are_activity);
   EXPECT_TRUE(p.kernel_activity);
   EXPECT_EQ(p.missing_data, MissingData::kNotIdle);
+  EXPECT_FALSE(p.learn_arrivals);
+  EXPECT_EQ(p.cold_start_cost, seconds(20));
   EXPECT_EQ(p.action, IdleAction::kScaleToZero);
   EXPECT_EQ(p.keep_quota_for, seconds(1800));
   EXPECT_EQ(p.grace_period, seconds(30));

@@ -11,25 +11,15 @@
 namespace gpuaas::sim {
 
 namespace {
-// Knative's timings (stable window 60 s, grace 30 s), no minimum run time and no cooldown, so
-// that gpuaas and the knative baseline differ only in when each service goes to zero:
-// learnArrivals lets gpuaasd pick each service's idle timeout from its request gaps.
-std::string idle_reclaim_yaml(bool learn_arrivals) {
-  return std::string(
-             "---\napiVersion: gpuaas.io/v1alpha1\nkind: IdleReclaimPolicy\n"
-             "metadata: {name: serving-idle}\nspec:\n  selector: {kinds: [InferenceService]}\n"
-             "  idle: {window: 60s, requests: true") +
-         (learn_arrivals ? ", learnArrivals: true" : "") +
-         "}\n  action: ScaleToZero\n  gracePeriod: 30s\n  minRuntime: 0s\n  cooldown: 0s\n";
-}
-
-// learnArrivals is new (issue #6); a gpuaasd whose policy reader does not know it yet would
-// refuse the whole policy, so the field is left out then and the window and grace apply.
-std::string idle_reclaim_policy(const std::string& base) {
-  const std::string learned = base + idle_reclaim_yaml(true);
-  if (policy::parse_policy_texts({{"built-in default policy", learned}}).ok()) return learned;
-  return base + idle_reclaim_yaml(false);
-}
+// Knative's timings (stable window 60 s, grace 30 s) until a service's gaps are learned, no
+// minimum run time and no cooldown, so that gpuaas and the knative baseline differ only in when
+// each service goes to zero: learnArrivals picks each service's idle timeout from its request
+// gaps, at coldStartCost GPU-seconds per cold start.
+constexpr const char* kIdleReclaim =
+    "---\napiVersion: gpuaas.io/v1alpha1\nkind: IdleReclaimPolicy\n"
+    "metadata: {name: serving-idle}\nspec:\n  selector: {kinds: [InferenceService]}\n"
+    "  idle: {window: 60s, requests: true, learnArrivals: true, coldStartCost: 20s}\n"
+    "  action: ScaleToZero\n  gracePeriod: 30s\n  minRuntime: 0s\n  cooldown: 0s\n";
 }  // namespace
 
 std::vector<PolicyText> default_policy(const Scenario& s) {
@@ -76,7 +66,7 @@ std::vector<PolicyText> default_policy(const Scenario& s) {
   }
   y << "---\napiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\nmetadata: {name: default}\n"
        "spec: {fairSharing: {enable: true}}\n";
-  if (s.gpuaas_scale_to_zero) return {{"built-in default policy", idle_reclaim_policy(y.str())}};
+  if (s.gpuaas_scale_to_zero) return {{"built-in default policy", y.str() + kIdleReclaim}};
   return {{"built-in default policy", y.str()}};
 }
 

@@ -111,6 +111,9 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
   }
   s.duration = std::min(Millis(last) + Millis(std::chrono::minutes(5)), limit);
   s.gpuaas_scale_to_zero = true;
+  // Request metrics as often as Prometheus commonly scrapes: gpuaasd learns arrivals from them.
+  s.metrics_interval = seconds(10);
+  s.tick_interval = seconds(10);
   NodePoolSpec pool;
   pool.name = "gpu";
   pool.flavor = "gpu";

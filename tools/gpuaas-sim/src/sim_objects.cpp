@@ -54,7 +54,9 @@ json pod_object(const SimPod& p, const json& owner, uint64_t resource_version) {
           {"metadata",
            {{"name", p.name},
             {"namespace", p.namespace_},
-            {"uid", "pod-" + p.namespace_ + "-" + p.name},
+            // A pod made again under the same name (a scale back) is a new object: a new uid.
+            {"uid", "pod-" + p.namespace_ + "-" + p.name + "-" +
+                        std::to_string(p.created.time_since_epoch().count())},
             {"resourceVersion", std::to_string(resource_version)},
             {"labels", {{"gpuaas.io/pod-set", p.pod_set}}},
             {"ownerReferences", json::array({{{"apiVersion", owner.value("apiVersion", "")},

@@ -134,6 +134,8 @@ class Scheduler {
   // back (rule "reclaim/lend"), to be carried out like any other.
   std::vector<Decision> unpark(const std::string& key, Time now);
   bool parked(const std::string& key) const;
+  // Admitted (by a pass or adopted running) and neither parked nor being evicted.
+  bool running(const std::string& key) const;
 
   // Tries what the changes since the last pass may have unblocked; every workload that fits is
   // admitted in this pass. Decisions are in the order they were made.

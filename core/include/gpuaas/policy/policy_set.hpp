@@ -209,6 +209,9 @@ struct IdleReclaimPolicy {
   // idle.learnArrivals: the wait before zero is learned per workload from its request gaps
   // (core/include/gpuaas/reclaim/arrival_model.hpp) instead of window + gracePeriod.
   bool learn_arrivals = false;
+  // idle.coldStartCost: with learnArrivals, what one cold start (per request that waits for the
+  // wake) is worth in GPU-seconds kept warm; higher keeps services warm longer.
+  std::chrono::seconds cold_start_cost{20};
   IdleAction action = IdleAction::kScaleToZero;
   std::chrono::seconds keep_quota_for{1800};  // quota stays reserved this long; 0: released at once
   std::chrono::seconds grace_period{30};      // Knative's scale-to-zero grace period

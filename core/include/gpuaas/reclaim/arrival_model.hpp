@@ -49,8 +49,10 @@ struct ArrivalSettings {
 class ColdStartBudget {
  public:
   explicit ColdStartBudget(const ArrivalSettings& s = {});
-  // A gap ended: `timeout` was in force for the service during it.
-  void record_gap(Millis gap, Millis timeout);
+  // A gap ended: `timeout` was in force for the service during it. `weight`: what one cold
+  // start of this service costs in cold requests (a busy service gets several requests while it
+  // wakes); both counts are weighted alike, so the budget compares cold requests.
+  void record_gap(Millis gap, Millis timeout, double weight = 1);
   double lambda_seconds() const;
   uint64_t cold_starts() const;            // ours, counted from gaps
   uint64_t reference_cold_starts() const;  // Knative's on the same gaps
@@ -60,6 +62,8 @@ class ColdStartBudget {
   double lambda_seconds_;
   uint64_t cold_starts_ = 0;
   uint64_t reference_cold_starts_ = 0;
+  double weighted_ = 0;            // ours, weighted
+  double weighted_reference_ = 0;  // Knative's, weighted
 };
 
 // One service's arrivals.
@@ -70,10 +74,15 @@ class ArrivalModel {
   // ignored. Returns the gap it closed (nullopt for the first arrival or an ignored one).
   std::optional<Millis> observe(Time t);
   std::optional<Time> last_arrival() const;
+  // The next arrival starts a new chain: the gap across a wake is start-up, not the service's
+  // arrival pattern (and would count a phantom cold start for both policies).
+  void restart() { last_.reset(); }
   std::size_t gaps() const;
-  // The idle timeout for this service given lambda (seconds); knative_timeout until min_gaps
-  // gaps.
-  Millis timeout(double lambda_seconds) const;
+  // The idle timeout for this service given lambda (seconds) and the weight of its cold starts;
+  // knative_timeout until min_gaps gaps.
+  Millis timeout(double lambda_seconds, double weight = 1) const;
+  // The median of the gaps kept, or nullopt without any.
+  std::optional<Millis> median_gap() const;
 
  private:
   ArrivalSettings settings_;
