@@ -31,6 +31,16 @@ void expect_invariants(const Scheduler& s) {
   EXPECT_TRUE(s.check_invariants(&why)) << why;
 }
 
+const std::string kOwner = job_key("team-a", "owner");
+
+// team-a's 4-GPU "owner" admitted at t0 on one 8-GPU node, then parked a minute later.
+void admit_and_park(Scheduler& s, bool lend) {
+  test::add_nodes(s, "gpu", 1, 8);
+  test::submit(s, Job{.name = "owner", .gpu = gpus(4), .ns = "team-a"}, t0);
+  ASSERT_EQ(test::admitted(s.schedule(t0)), keys_of({"owner"}, "team-a"));
+  ASSERT_TRUE(s.park(kOwner, lend, t0 + 1min));
+}
+
 int64_t usage(const Scheduler& s, const std::string& cq) {
   for (const auto& q : s.cluster_queue_usage())
     if (q.name == cq)
@@ -41,13 +51,9 @@ int64_t usage(const Scheduler& s, const std::string& cq) {
 
 TEST(IdleReservationTest, ParkedKeepsItsQuotaAndNodes) {
   Scheduler s(test::load_policy(cohort_policy()));
-  test::add_nodes(s, "gpu", 1, 8);
-  const Job owner{.name = "owner", .gpu = gpus(4), .ns = "team-a"};
-  test::submit(s, owner, t0);
-  ASSERT_EQ(test::admitted(s.schedule(t0)), keys_of({"owner"}, "team-a"));
-  ASSERT_TRUE(s.park(job_key("team-a", "owner"), false, t0 + 1min));
-  EXPECT_TRUE(s.parked(job_key("team-a", "owner")));
-  const auto x = s.explain(job_key("team-a", "owner"), t0 + 1min);
+  admit_and_park(s, false);
+  EXPECT_TRUE(s.parked(kOwner));
+  const auto x = s.explain(kOwner, t0 + 1min);
   EXPECT_EQ(x.state, "ScaledToZero");
   EXPECT_EQ(x.reason, reason::kScaledToZero);
   EXPECT_TRUE(x.quota_reserved_idle);
@@ -58,8 +64,8 @@ TEST(IdleReservationTest, ParkedKeepsItsQuotaAndNodes) {
   test::submit(s, big, t0 + 2min);
   EXPECT_TRUE(test::admitted(s.schedule(t0 + 2min)).empty());
   // Waking takes nothing from anyone.
-  EXPECT_TRUE(s.unpark(job_key("team-a", "owner"), t0 + 3min).empty());
-  EXPECT_EQ(s.explain(job_key("team-a", "owner"), t0 + 3min).state, "Admitted");
+  EXPECT_TRUE(s.unpark(kOwner, t0 + 3min).empty());
+  EXPECT_EQ(s.explain(kOwner, t0 + 3min).state, "Admitted");
   expect_invariants(s);
 }
 
@@ -71,8 +77,8 @@ TEST(IdleReservationTest, LentQuotaServesOthersAndIsTakenBackOnWake) {
   test::submit(s, owner, t0);
   test::submit(s, early, t0);
   ASSERT_EQ(s.schedule(t0).size(), 2u);
-  ASSERT_TRUE(s.park(job_key("team-a", "owner"), true, t0 + 1min));
-  EXPECT_TRUE(s.explain(job_key("team-a", "owner"), t0 + 1min).quota_lent);
+  ASSERT_TRUE(s.park(kOwner, true, t0 + 1min));
+  EXPECT_TRUE(s.explain(kOwner, t0 + 1min).quota_lent);
   EXPECT_EQ(usage(s, "serving"), 0);
   // team-b borrows the lent GPUs: admitted while the owner is at zero.
   const Job loan{.name = "loan", .gpu = gpus(4), .ns = "team-b"};
@@ -80,7 +86,7 @@ TEST(IdleReservationTest, LentQuotaServesOthersAndIsTakenBackOnWake) {
   ASSERT_EQ(test::admitted(s.schedule(t0 + 2min)), keys_of({"loan"}, "team-b"));
   expect_invariants(s);
   // The owner wakes: the loan (admitted after it parked) is preempted, not the earlier job.
-  const auto ds = s.unpark(job_key("team-a", "owner"), t0 + 3min);
+  const auto ds = s.unpark(kOwner, t0 + 3min);
   ASSERT_EQ(test::preempted(ds), keys_of({"loan"}, "team-b"));
   EXPECT_EQ(ds.front().rule, "reclaim/lend");
   EXPECT_EQ(usage(s, "serving"), gpus(4));
@@ -93,28 +99,20 @@ TEST(IdleReservationTest, LentQuotaServesOthersAndIsTakenBackOnWake) {
 
 TEST(IdleReservationTest, WakeWithoutLoansPreemptsNothing) {
   Scheduler s(test::load_policy(cohort_policy()));
-  test::add_nodes(s, "gpu", 1, 8);
-  const Job owner{.name = "owner", .gpu = gpus(4), .ns = "team-a"};
-  test::submit(s, owner, t0);
-  s.schedule(t0);
-  ASSERT_TRUE(s.park(job_key("team-a", "owner"), true, t0 + 1min));
+  admit_and_park(s, true);
   const Job small{.name = "small", .gpu = gpus(2), .ns = "team-b"};
   test::submit(s, small, t0 + 2min);
   ASSERT_EQ(test::admitted(s.schedule(t0 + 2min)), keys_of({"small"}, "team-b"));
   // batch's own 4 GPUs hold `small`: nothing needs to go.
-  EXPECT_TRUE(s.unpark(job_key("team-a", "owner"), t0 + 3min).empty());
+  EXPECT_TRUE(s.unpark(kOwner, t0 + 3min).empty());
   expect_invariants(s);
 }
 
 TEST(IdleReservationTest, ReleasingAParkedReservationReturnsTheQuota) {
   for (bool lend : {false, true}) {
     Scheduler s(test::load_policy(cohort_policy()));
-    test::add_nodes(s, "gpu", 1, 8);
-    const Job owner{.name = "owner", .gpu = gpus(4), .ns = "team-a"};
-    test::submit(s, owner, t0);
-    s.schedule(t0);
-    ASSERT_TRUE(s.park(job_key("team-a", "owner"), lend, t0 + 1min));
-    s.remove_workload(job_key("team-a", "owner"), t0 + 30min);
+    admit_and_park(s, lend);
+    s.remove_workload(kOwner, t0 + 30min);
     EXPECT_EQ(usage(s, "serving"), 0) << lend;
     const Job big{.name = "big", .gpu = gpus(8), .ns = "team-b"};
     test::submit(s, big, t0 + 31min);
@@ -135,16 +133,12 @@ TEST(IdleReservationTest, OnlyAdmittedWorkloadsPark) {
 
 TEST(IdleReservationTest, ParkedSurvivesAPolicyReload) {
   Scheduler s(test::load_policy(cohort_policy()));
-  test::add_nodes(s, "gpu", 1, 8);
-  const Job owner{.name = "owner", .gpu = gpus(4), .ns = "team-a"};
-  test::submit(s, owner, t0);
-  s.schedule(t0);
-  ASSERT_TRUE(s.park(job_key("team-a", "owner"), true, t0 + 1min));
+  admit_and_park(s, true);
   s.set_policy(test::load_policy(cohort_policy()), t0 + 2min);
-  EXPECT_TRUE(s.parked(job_key("team-a", "owner")));
+  EXPECT_TRUE(s.parked(kOwner));
   EXPECT_EQ(usage(s, "serving"), 0);  // still lent
   expect_invariants(s);
-  s.unpark(job_key("team-a", "owner"), t0 + 3min);
+  s.unpark(kOwner, t0 + 3min);
   EXPECT_EQ(usage(s, "serving"), gpus(4));
   expect_invariants(s);
 }

@@ -22,6 +22,9 @@
 // match), plus +-0.002 by the sign of (ours - 0.98 x reference) to repay what the transient cost
 // and end a little below the reference. On the test's workload (30 Poisson services) that keeps
 // 109-116% of Knative's zero-seconds with ~2% fewer cold starts (seeds 0-19 and 42).
+//
+// gpuaasd itself prices cold starts at the policy's idle.coldStartCost (min = max lambda): on
+// arrivals read from scraped counters the online calibration swung too much (docs/idle-reclaim.md).
 #pragma once
 
 #include <chrono>
