@@ -161,3 +161,76 @@ TEST(IdleReclaimTest, CooldownAfterAWake) {
 
 }  // namespace
 }  // namespace gpuaas::core
+
+namespace gpuaas::core {
+namespace {
+
+// A Kubeflow Notebook with one GPU in team-a's queue, created stopped (gated) as a webhook would.
+json notebook(const std::string& name) {
+  const json limits = {{"cpu", "2"}, {"memory", "4Gi"}, {"nvidia.com/gpu", "1"}};
+  const json container = {
+      {"name", name}, {"image", "jupyter/scipy-notebook"}, {"resources", {{"limits", limits}}}};
+  json containers = json::array();
+  containers.push_back(container);
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "Notebook"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "team-a"},
+            {"uid", "uid-" + name},
+            {"resourceVersion", "1"},
+            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
+            {"annotations", {{"kubeflow-resource-stopped", "2026-01-01T00:00:00Z"}}}}},
+          {"spec", {{"template", {{"spec", {{"containers", containers}}}}}}}};
+}
+
+TEST(NotebookCullingTest, AnIdleNotebookIsStoppedItsQuotaReleasedAndItsUserStartsItAgain) {
+  Harness h(test::cluster_policy() +
+            "apiVersion: gpuaas.io/v1alpha1\nkind: NotebookPolicy\nmetadata: {name: nb}\n"
+            "spec:\n  selector: {namespaces: [team-a]}\n"
+            "  culling: {enabled: true, idleTime: 30m, gpuThreshold: 5, action: Stop}\n");
+  h.publish(sim::Change::kAdded, notebook("nb"));
+  ASSERT_TRUE(h.admitted("team-a", "nb")) << h.explain("team-a/nb").dump();
+  json nb = h.patched("team-a", "nb", notebook("nb"));
+  ASSERT_FALSE(nb["metadata"]["annotations"].contains("kubeflow-resource-stopped"));
+  nb["status"] = {{"readyReplicas", 1}};
+  h.publish(sim::Change::kModified, nb);
+  h.publish(sim::Change::kAdded,
+            Harness::owned_pod("team-a", "kubeflow.org/v1", "Notebook", "nb", "nb-0", 1));
+  EXPECT_EQ(h.gpu_usage("serving"), "1");
+  const auto start = h.now;
+  while (h.now < start + 29min) {
+    h.now += 1min;
+    h.gpu_util("team-a", "nb-0", 1);
+    h.tick();
+  }
+  EXPECT_TRUE(h.with_rule("reclaim/idle").empty());
+  while (h.now < start + 32min) {
+    h.now += 1min;
+    h.gpu_util("team-a", "nb-0", 1);
+    h.tick();
+  }
+  const auto cull = h.with_rule("reclaim/idle");
+  ASSERT_EQ(cull.size(), 1u) << h.explain("team-a/nb").dump();
+  EXPECT_TRUE(cull[0]["body"]["metadata"]["annotations"].contains("kubeflow-resource-stopped"));
+  const json x = h.explain("team-a/nb");
+  EXPECT_EQ(x["reclaim"]["state"], "Released") << x.dump();
+  EXPECT_EQ(x["reclaim"]["rule"], "NotebookPolicy/nb");
+  EXPECT_EQ(h.gpu_usage("serving"), "0");
+  // The controller stops it; later its user starts it from the UI (the stop annotation goes).
+  nb = h.patched("team-a", "nb", nb);
+  nb["status"] = json::object();
+  h.publish(sim::Change::kModified, nb);
+  h.publish(sim::Change::kDeleted,
+            Harness::owned_pod("team-a", "kubeflow.org/v1", "Notebook", "nb", "nb-0", 1));
+  h.now += 1h;
+  nb["metadata"]["annotations"].erase("kubeflow-resource-stopped");
+  nb["metadata"]["resourceVersion"] = "100";
+  h.publish(sim::Change::kModified, nb);
+  // It queues again and, the quota being free, is admitted at once.
+  EXPECT_EQ(h.with_rule("admission/quota").size(), 2u) << h.explain("team-a/nb").dump();
+  EXPECT_EQ(h.gpu_usage("serving"), "1");
+}
+
+}  // namespace
+}  // namespace gpuaas::core

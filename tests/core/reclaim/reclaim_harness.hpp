@@ -176,6 +176,37 @@ class Harness {
       settle();
     }
   }
+  void tick() {
+    driver_->tick(now);
+    settle();
+  }
+  // Any object, as the cluster would publish it now; settles.
+  void publish(sim::Change change, const json& object) {
+    driver_->object(change, object, now);
+    settle();
+  }
+  // The last patch gpuaasd sent for ns/name, applied to `object` (with a new resourceVersion).
+  json patched(const std::string& ns, const std::string& name, json object) {
+    object.merge_patch(last_patch_[ns + "/" + name]);
+    object["metadata"]["resourceVersion"] = std::to_string(++version_);
+    return object;
+  }
+  // dcgm-exporter's utilisation of one pod's GPU, at the current time (not settled).
+  void gpu_util(const std::string& ns, const std::string& pod_name, double util) {
+    v1::MetricBatch b;
+    add(b, "DCGM_FI_DEV_GPU_UTIL",
+        {{"namespace", ns}, {"pod", pod_name}, {"gpu", "1"}, {"Hostname", "gpu-0"}}, util);
+    driver_->metrics(ns, std::move(b), now);
+  }
+  static json owned_pod(const std::string& ns, const std::string& api_version,
+                        const std::string& kind, const std::string& owner, const std::string& name,
+                        int gpus) {
+    json p = pod(ns, owner, name, gpus);
+    p["metadata"]["ownerReferences"][0]["apiVersion"] = api_version;
+    p["metadata"]["ownerReferences"][0]["kind"] = kind;
+    return p;
+  }
+
   // A job was submitted to the cluster: its tasks wait for a node (Ray's head reports them).
   void ray_tasks_waiting(const std::string& ns, const std::string& name) {
     now += 1s;
