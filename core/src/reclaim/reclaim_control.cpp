@@ -260,6 +260,9 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
     const WorkloadView* v = model.view_of(key);
     ReclaimRule* rule = book.rule(st.rule);
     if (!obj || ended(v) || !rule) {
+      // A reload that drops its rule ends a reservation it held (nothing would end it later).
+      if (obj && st.phase == ReclaimPhase::kAtZero)
+        release_reservation(model, key, *obj, st, event_id);
       gone.push_back(key);
       continue;
     }
