@@ -322,6 +322,11 @@ TEST_F(ReclaimEndToEnd, IdleRayClusterGoesToZeroKeepsItsQuotaThenReleasesIt) {
   EXPECT_EQ(x["reclaim"]["rule"], "IdleReclaimPolicy/ray") << x.dump();
   EXPECT_TRUE(x["reclaim"]["reserved_until"].is_string()) << x.dump();
   EXPECT_EQ(usage("serve", "nvidia.com/gpu"), "2");
+  // The same as a person reads it.
+  const auto text = ctl("explain team-a/chat-ray");
+  EXPECT_NE(text.out.find("Quota:           Reserved until"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Idle reclaim:    AtZero (IdleReclaimPolicy/ray)"), std::string::npos)
+      << text.out;
 
   // After keepQuotaFor (6 s, checked at the daemon's next look) the reservation ends.
   ASSERT_TRUE(eventually(

@@ -13,6 +13,22 @@ std::string str(const nlohmann::json& j) {
   return j.dump();
 }
 
+// Idle reclaim's view of the workload: where it stands and what holds its quota.
+void print_reclaim(const nlohmann::json& r) {
+  std::cout << "  Idle reclaim:    " << str(r["state"]) << " (" << str(r["rule"]) << ")\n";
+  if (r.contains("quota")) {
+    std::cout << "  Quota:           " << str(r["quota"]);
+    if (r.contains("reserved_until")) std::cout << " until " << str(r["reserved_until"]);
+    std::cout << "\n  At zero since:   " << str(r["at_zero_since"]) << ": " << str(r["reason"])
+              << "\n";
+  } else if (r.contains("idle_at")) {
+    std::cout << "  Last activity:   " << str(r["last_activity"]) << " (" << str(r["evidence"])
+              << ")\n  Idle at:         " << str(r["idle_at"]) << " (timeout "
+              << str(r["timeout_seconds"]) << " s" << (r.value("learned", false) ? ", learned" : "")
+              << ")\n";
+  }
+}
+
 }  // namespace
 
 int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
@@ -38,10 +54,15 @@ int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
   if (!x["position"]["local_queue"].is_null())
     std::cout << " (position " << str(x["position"]["local_queue"]) << ")";
   std::cout << "\n  Priority:        " << str(x["priority"]) << "\n";
-  std::cout << "  Estimated start: "
-            << (x["estimated_start"].is_null() ? "unknown (the room it needs is held by work with no expected duration)"
-                                               : str(x["estimated_start"]))
-            << "\n";
+  const bool pending = str(x["state"]) == "Pending";
+  if (pending || str(x["state"]) == "Admitted") {
+    std::cout << (pending ? "  Estimated start: " : "  Admitted at:     ")
+              << (x["estimated_start"].is_null()
+                      ? "unknown (the room it needs is held by work with no expected duration)"
+                      : str(x["estimated_start"]))
+              << "\n";
+  }
+  if (x.contains("reclaim")) print_reclaim(x["reclaim"]);
   if (!x["deadline"].is_null()) {
     std::cout << "  Deadline:        " << str(x["deadline"])
               << (x.value("deadline_at_risk", false) ? " (at risk with the capacity at hand)" : "")
