@@ -43,18 +43,13 @@ void read_expected_duration(Reader& r, const Field& f, ParsedAdmissionPolicy& p)
 }
 
 void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
-  auto top = r.fields(doc.node, "", {{"apiVersion"}, {"kind"}, {"metadata"}, {"spec"}});
-  auto meta = read_metadata(r, doc, top, false);
+  auto [meta, sf] = read_spec_document(
+      r, doc,
+      {{"fairSharing"}, {"expectedDuration"}, {"preemption"}, {"placement"}, {"deadlines"}});
   ParsedAdmissionPolicy p;
   AdmissionPolicy& a = p.policy;
   a.name = meta.name;
   a.at = meta.name_at;
-  Fields sf;
-  if (const auto* spec = top.get("spec")) {
-    sf = r.fields(
-        *spec,
-        {{"fairSharing"}, {"expectedDuration"}, {"preemption"}, {"placement"}, {"deadlines"}});
-  }
   if (const auto* fs = sf.get("fairSharing")) {
     // Spelled as in Kueue's configuration, so its block can be copied here.
     auto ff = r.fields(*fs, {{"enable"},

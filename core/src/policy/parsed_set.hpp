@@ -95,6 +95,14 @@ struct ObjectMeta {
   bool ok = false;
 };
 ObjectMeta read_metadata(Reader& r, const Document& doc, const Fields& top, bool namespaced);
+// A cluster-scoped gpuaas.io object: apiVersion, kind, metadata and a spec of `spec_rules`
+// (`spec` is empty when the document has none).
+struct SpecDocument {
+  ObjectMeta meta;
+  Fields spec;
+};
+SpecDocument read_spec_document(Reader& r, const Document& doc,
+                                std::initializer_list<FieldRule> spec_rules);
 
 // Kueue's resourceGroups for a ClusterQueue or a Cohort (kueue_quota.cpp). `has_parent`: a
 // ClusterQueue's cohort or a Cohort's parent is set (borrowing and lending limits need one).

@@ -17,6 +17,15 @@ std::string Diagnostic::str() const { return at.str() + ": " + message; }
 
 namespace detail {
 
+SpecDocument read_spec_document(Reader& r, const Document& doc,
+                                std::initializer_list<FieldRule> spec_rules) {
+  auto top = r.fields(doc.node, "", {{"apiVersion"}, {"kind"}, {"metadata"}, {"spec"}});
+  SpecDocument d;
+  d.meta = read_metadata(r, doc, top, false);
+  if (const auto* spec = top.get("spec")) d.spec = r.fields(*spec, spec_rules);
+  return d;
+}
+
 ObjectMeta read_metadata(Reader& r, const Document& doc, const Fields& top, bool namespaced) {
   ObjectMeta m;
   m.name_at = r.at(doc.node);

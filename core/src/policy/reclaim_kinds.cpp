@@ -241,26 +241,22 @@ void read_opt_out(Reader& r, const Field& f, IdleReclaimPolicy& p) {
 }
 
 void read_idle_reclaim_policy(Reader& r, const Document& doc, ParsedSet& out) {
-  auto top = r.fields(doc.node, "", {{"apiVersion"}, {"kind"}, {"metadata"}, {"spec"}});
-  auto meta = read_metadata(r, doc, top, false);
+  auto [meta, sf] = read_spec_document(r, doc,
+                                       {{"selector"},
+                                        {"idle"},
+                                        {"action"},
+                                        {"keepQuotaFor"},
+                                        {"gracePeriod"},
+                                        {"minRuntime"},
+                                        {"stabilizationWindow"},
+                                        {"cooldown"},
+                                        {"minTimeAtZero"},
+                                        {"optOutAnnotation"},
+                                        {"lendIdleQuota"}});
   ParsedIdleReclaimPolicy parsed;
   IdleReclaimPolicy& p = parsed.policy;
   p.name = meta.name;
   p.at = meta.name_at;
-  Fields sf;
-  if (const auto* spec = top.get("spec")) {
-    sf = r.fields(*spec, {{"selector"},
-                          {"idle"},
-                          {"action"},
-                          {"keepQuotaFor"},
-                          {"gracePeriod"},
-                          {"minRuntime"},
-                          {"stabilizationWindow"},
-                          {"cooldown"},
-                          {"minTimeAtZero"},
-                          {"optOutAnnotation"},
-                          {"lendIdleQuota"}});
-  }
   if (const auto* s = sf.get("selector")) {
     p.selector = read_selector(r, *s, false, parsed.cluster_queues_at);
   }
@@ -302,16 +298,11 @@ void read_culling(Reader& r, const Field& f, NotebookCulling& c) {
 }
 
 void read_notebook_policy(Reader& r, const Document& doc, ParsedSet& out) {
-  auto top = r.fields(doc.node, "", {{"apiVersion"}, {"kind"}, {"metadata"}, {"spec"}});
-  auto meta = read_metadata(r, doc, top, false);
+  auto [meta, sf] = read_spec_document(r, doc, {{"selector"}, {"gate"}, {"maxWait"}, {"culling"}});
   ParsedNotebookPolicy parsed;
   NotebookPolicy& p = parsed.policy;
   p.name = meta.name;
   p.at = meta.name_at;
-  Fields sf;
-  if (const auto* spec = top.get("spec")) {
-    sf = r.fields(*spec, {{"selector"}, {"gate"}, {"maxWait"}, {"culling"}});
-  }
   if (const auto* s = sf.get("selector")) {
     p.selector = read_selector(r, *s, true, parsed.cluster_queues_at);
   }
