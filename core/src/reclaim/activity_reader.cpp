@@ -52,12 +52,13 @@ EventTime from_ms(int64_t ms) { return EventTime(std::chrono::milliseconds(ms));
 }  // namespace
 
 ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workload,
+                              const std::vector<const KubeObject*>& workload_pods,
                               const policy::IdleReclaimPolicy& rule, EventTime fresh_since,
                               bool ask_plugin) {
   ActivityVerdict v;
   const std::string& ns = workload.meta.namespace_;
   std::set<std::string, std::less<>> pods;
-  for (const KubeObject* p : model.pods_of(workload.meta)) pods.insert(p->meta.name);
+  for (const KubeObject* p : workload_pods) pods.insert(p->meta.name);
   bool evidence = false;
   bool used = false;
   auto use = [&](EventTime t, std::string why) {

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuaas/core/cluster_model.hpp"
 #include "gpuaas/policy/policy_set.hpp"
@@ -25,7 +26,9 @@ struct ActivityVerdict {
 // workload's namespace and one of its label values begins with the workload's name (KServe's
 // service_name "<isvc>-predictor", Ray's ray_io_cluster, a notebook label). Samples older than
 // `fresh_since` say nothing. Without `ask_plugin` only the GPU thresholds are read.
+// `pods`: the workload's pods (ClusterModel::pods_of, or an index of them built once per pass).
 ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workload,
+                              const std::vector<const KubeObject*>& pods,
                               const policy::IdleReclaimPolicy& rule, EventTime fresh_since,
                               bool ask_plugin);
 

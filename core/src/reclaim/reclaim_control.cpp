@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
 
 #include "../admission_inputs.hpp"
 #include "../admission_output.hpp"
@@ -82,11 +84,21 @@ void learn_arrival(ReclaimState& st, ReclaimRule& rule, const ActivityVerdict& a
   st.timeout_in_force = st.arrivals->timeout(rule.budget->lambda_seconds(), weight);
 }
 
-int running_pods(const ClusterModel& model, const KubeObject& obj) {
+int running_pods(const std::vector<const KubeObject*>& pods) {
   int n = 0;
-  for (const KubeObject* p : model.pods_of(obj.meta))
+  for (const KubeObject* p : pods)
     if (p->pod && p->pod->phase == "Running") ++n;
   return n;
+}
+
+// Pods by the workload their controller chain leads to: one walk over the pods per pass
+// instead of one per watched workload.
+std::unordered_map<std::string, std::vector<const KubeObject*>> pods_by_workload(
+    const ClusterModel& model) {
+  std::unordered_map<std::string, std::vector<const KubeObject*>> out;
+  for (const auto& [key, pod] : model.pods())
+    if (std::string w = model.workload_of(pod); !w.empty()) out[w].push_back(&pod);
+  return out;
 }
 
 // Woken: the idle clock starts over once its pods run again (start-up is not idleness).
@@ -95,7 +107,7 @@ void woke(ReclaimState& st, const ClusterModel& model, const KubeObject& obj) {
   st.woken_at = model.now();
   st.running_since = model.now();
   st.last_activity = model.now();
-  st.waking_from_pods = running_pods(model, obj);
+  st.waking_from_pods = running_pods(model.pods_of(obj.meta));
   if (st.arrivals) st.arrivals->restart();
 }
 
@@ -255,6 +267,9 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
     }
   }
   std::vector<std::string> gone;
+  // Built at the first workload that needs it: a pass for new samples often needs none.
+  std::optional<std::unordered_map<std::string, std::vector<const KubeObject*>>> pods;
+  static const std::vector<const KubeObject*> kNoPods;
   for (auto& [key, st] : book.states()) {
     const KubeObject* obj = model.object(key);
     const WorkloadView* v = model.view_of(key);
@@ -269,6 +284,9 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
     if (st.phase == ReclaimPhase::kWaking) continue;  // admission has it
     const bool at_zero = st.phase != ReclaimPhase::kActive;
     if (!full && !at_zero) continue;
+    if (!pods) pods = pods_by_workload(model);
+    const auto found = pods->find(key);
+    const auto& own_pods = found == pods->end() ? kNoPods : found->second;
     const auto& p = rule->spec;
     if (at_zero) {
       if (st.phase == ReclaimPhase::kAtZero && now >= st.reserved_until) {
@@ -276,7 +294,7 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
       }
       if (now < st.at_zero_since + p.min_time_at_zero) continue;
       // Asked for while at zero: a request, a task waiting, kernels in use.
-      const ActivityVerdict a = read_activity(model, *obj, p, st.at_zero_since, true);
+      const ActivityVerdict a = read_activity(model, *obj, own_pods, p, st.at_zero_since, true);
       if (a.level == ActivityVerdict::Level::kActive && a.last_active &&
           *a.last_active > st.at_zero_since) {
         learn_arrival(st, *rule, a);  // the gap that ends at zero was a cold start
@@ -284,7 +302,7 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
       }
       continue;
     }
-    if (st.waking_from_pods >= 0 && running_pods(model, *obj) > st.waking_from_pods) {
+    if (st.waking_from_pods >= 0 && running_pods(own_pods) > st.waking_from_pods) {
       st.waking_from_pods = -1;
       if (st.woken_at) st.wake_latency = duration_cast<milliseconds>(now - *st.woken_at);
     }
@@ -294,8 +312,8 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
       continue;
     }
     const EventTime fresh = now - std::max(p.idle_window, seconds(60));
-    const ActivityVerdict a =
-        read_activity(model, *obj, p, fresh, p.requests_are_activity || p.kernel_activity);
+    const ActivityVerdict a = read_activity(model, *obj, own_pods, p, fresh,
+                                            p.requests_are_activity || p.kernel_activity);
     st.evidence = a.evidence;
     switch (a.level) {
       case ActivityVerdict::Level::kActive:
