@@ -46,6 +46,12 @@ struct ParsedNotebookPolicy {
   std::vector<SourceRef> cluster_queues_at;
 };
 
+// NodePool: where spec.flavor was written (empty when it was not).
+struct ParsedNodePool {
+  NodePool pool;
+  SourceRef flavor_at;
+};
+
 // A cohort named by a ClusterQueue's cohort or a Cohort's parentName, in document order: the
 // first one that names an unwritten Cohort creates it (implicitly, as Kueue does).
 struct CohortReference {
@@ -63,6 +69,7 @@ struct ParsedSet {
   std::vector<ParsedAdmissionPolicy> admission_policies;
   std::vector<ParsedIdleReclaimPolicy> idle_reclaim_policies;
   std::vector<ParsedNotebookPolicy> notebook_policies;
+  std::vector<ParsedNodePool> node_pools;
   std::vector<CohortReference> cohort_references;
   // A file could not be read or parsed: its objects are missing, so references to them would
   // only repeat that error.
@@ -82,6 +89,8 @@ void parse_kueue_object(Reader& r, const Document& doc, ParsedSet& out);
 void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out);
 // gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy (reclaim_kinds.cpp).
 void parse_reclaim_object(Reader& r, const Document& doc, ParsedSet& out);
+// gpuaas.io/v1alpha1 NodePool (node_pool_kind.cpp).
+void parse_node_pool(Reader& r, const Document& doc, ParsedSet& out);
 // Cross-object checks and the finished set (policy_validator.cpp).
 PolicySet validate_policy_set(ParsedSet& parsed, Diagnostics& diagnostics);
 

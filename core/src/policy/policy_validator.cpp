@@ -132,6 +132,37 @@ void check_selector_references(const PolicySet& set, const std::vector<Parsed>& 
   }
 }
 
+// NodePools: a flavor has at most one (a later one is an error at its flavor, naming the first,
+// and is dropped); with `check_defined`, each flavor must be a ResourceFlavor of the set.
+std::vector<NodePool> check_node_pools(const PolicySet& set,
+                                       const std::vector<ParsedNodePool>& pools, bool check_defined,
+                                       Diagnostics& d) {
+  std::vector<NodePool> kept;
+  std::map<std::string, const NodePool*> by_flavor;
+  for (const auto& p : pools) {
+    const NodePool& pool = p.pool;
+    if (pool.flavor.empty()) {  // missing or invalid: reported where it was read
+      kept.push_back(pool);
+      continue;
+    }
+    if (check_defined && set.flavor(pool.flavor) == nullptr) {
+      d.error(p.flavor_at, "NodePool " + in_quotes(pool.name) + " names ResourceFlavor " +
+                               in_quotes(pool.flavor) + ", which is not defined");
+    }
+    auto it = by_flavor.find(pool.flavor);
+    if (it != by_flavor.end()) {
+      d.error(p.flavor_at, "NodePool " + in_quotes(pool.name) + ": ResourceFlavor " +
+                               in_quotes(pool.flavor) + " has a NodePool already (" +
+                               in_quotes(it->second->name) + " at " + it->second->at.str() +
+                               "); a flavor has at most one");
+      continue;
+    }
+    by_flavor.emplace(pool.flavor, &pool);
+    kept.push_back(pool);
+  }
+  return kept;
+}
+
 }  // namespace
 
 PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
@@ -174,6 +205,9 @@ PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
       p.notebook_policies, "NotebookPolicy",
       [](const ParsedNotebookPolicy& x) { return x.policy.name; },
       [](const ParsedNotebookPolicy& x) { return x.policy.at; }, d);
+  auto node_pools = first_of_each(
+      p.node_pools, "NodePool", [](const ParsedNodePool& x) { return x.pool.name; },
+      [](const ParsedNodePool& x) { return x.pool.at; }, d);
 
   check_cycles(cohorts, d);
   for (auto& c : cohorts) set.cohorts.push_back(std::move(c.cohort));
@@ -189,6 +223,7 @@ PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
   }
   for (const auto& x : idle_reclaim) set.idle_reclaim_policies.push_back(x.policy);
   for (const auto& x : notebook) set.notebook_policies.push_back(x.policy);
+  set.node_pools = check_node_pools(set, node_pools, !p.incomplete, d);
   return set;
 }
 
