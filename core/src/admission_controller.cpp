@@ -102,6 +102,7 @@ void AdmissionController::Impl::apply_policy(const KubeObject& obj, ClusterModel
     scheduler->set_policy(set, now);
   }
   book.set_policy(*set);
+  scaler.set_policy(*set);
   policy_text = obj.json;
   if (reloads_applied) reloads_applied->Increment();
   spdlog::info(
@@ -128,7 +129,9 @@ void AdmissionController::Impl::upsert_node(ClusterModel& model, const std::stri
       if (others[r] <= 0) others.erase(r);
     }
   }
-  scheduler->upsert_node(node_info(it->second, others, scheduler->resources()), now);
+  auto info = node_info(it->second, others, scheduler->resources());
+  if (scaler.cordoned(name)) info.schedulable = false;  // being drained for scale-in
+  scheduler->upsert_node(std::move(info), now);
 }
 
 // Pods of queued workloads are counted by the engine's own placements; the rest (daemon sets,
@@ -250,6 +253,7 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
                    std::make_move_iterator(passed.end()));
   s.emit(model, event_id, std::move(decisions));
   s.gate_pass(model, event_id);
+  if (s.scaler.due(model.now())) s.scale_pass(model, event_id);
 }
 
 }  // namespace gpuaas::core

@@ -75,7 +75,7 @@ json explanation(const admission::Explanation& x) {
 }  // namespace
 
 AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Registry* r)
-    : subjects(std::move(s)), source(std::move(src)), registry(r) {
+    : subjects(std::move(s)), source(std::move(src)), scaler(r), registry(r) {
   if (!registry) return;
   auto& reloads = telemetry::BuildCounter()
                       .Name("gpuaas_policy_reloads_total")
@@ -117,6 +117,23 @@ AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Reg
 
 std::string AdmissionController::Impl::next_id(std::string_view event_id) {
   return std::string(event_id) + "/" + std::to_string(output_seq++);
+}
+
+void AdmissionController::Impl::scale_pass(ClusterModel& model, std::string_view event_id) {
+  const EventTime now = model.now();
+  std::set<std::string> waking;
+  for (const auto& [key, st] : book.states())
+    if (st.phase == ReclaimPhase::kWaking) waking.insert(key);
+  auto out = scaler.pass(model, *scheduler, waking, now);
+  for (auto& a : out.actions) {
+    a.set_decision_id(next_id(event_id));
+    a.set_cause_event_id(std::string(event_id));
+    set_time(*a.mutable_time(), now);
+    if (a.target().kind() == "Node") upsert_node(model, a.target().name());  // cordon: at once
+    output.push_back(
+        encode_action(a, subjects.actions(a.target().namespace_(), a.target().kind())));
+  }
+  if (!out.evictions.empty()) emit(model, event_id, std::move(out.evictions));
 }
 
 bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& obj,

@@ -12,6 +12,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "reclaim/reclaim_book.hpp"
+#include "scaleout/pool_scaler.hpp"
 
 namespace gpuaas::telemetry {
 class Counter;
@@ -41,6 +42,8 @@ struct AdmissionController::Impl {
   void publish_status(ClusterModel& model, const KubeObject& obj, const admission::Explanation& x,
                       std::string_view event_id);
   std::string next_id(std::string_view event_id);  // decision ids: "<event id>/<n>"
+  // Node pools (scaleout/): every scan interval of event time, after the admission pass.
+  void scale_pass(ClusterModel& model, std::string_view event_id);
 
   // Idle reclaim and notebook gating (reclaim/reclaim_control.cpp).
   // Looks at the workloads the rules watch (every kReclaimInterval of event time, and those at
@@ -79,6 +82,7 @@ struct AdmissionController::Impl {
   std::string current_event;                                       // the event being applied
   std::vector<admission::Decision> pending_decisions;  // from reclaim, before the pass's own
   ReclaimBook book;
+  scaleout::PoolScaler scaler;
   EventTime next_reclaim{};
   uint64_t samples_seen = 0;
   std::set<std::string> gate_candidates;    // notebooks seen this event that a policy gates

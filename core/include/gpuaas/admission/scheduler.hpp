@@ -97,6 +97,28 @@ struct ClusterQueueUsage {
   std::vector<Resource> resources;
 };
 
+// What holds or waits for the nodes of a flavor, for node scale-out and scale-in
+// (core/src/scaleout): admitted work with its placement, and pending work whose quota is there
+// but which no node can place.
+struct NodeDemand {
+  struct Pods {
+    int64_t count = 0;
+    int64_t gpu_milli = 0;  // per pod
+  };
+  std::string workload;  // WorkloadInfo::key
+  std::string flavor;    // where its pods go (pending: the flavor its quota allows)
+  bool pending = false;  // waits for nodes; false: admitted (or parked, or evicting)
+  bool parked = false;   // admitted, at zero, its nodes still reserved
+  bool evicting = false;
+  int32_t priority = 0;
+  std::optional<Time> deadline;
+  Seconds duration{0};     // expected; 0: unknown
+  Time since{};            // admitted at, or queued at
+  int64_t position = 0;    // pending: order of admission across ClusterQueues (queue order)
+  std::vector<Pods> pods;  // per pod set
+  std::vector<std::pair<std::string, int64_t>> nodes;  // admitted: GPU milli placed per node
+};
+
 class Scheduler {
  public:
   explicit Scheduler(std::shared_ptr<const policy::PolicySet> policy);
@@ -144,6 +166,14 @@ class Scheduler {
   Explanation explain(const std::string& key, Time now) const;
   // Pending workloads that cannot meet their deadline with the capacity at hand (for scale-out).
   std::vector<std::string> deadlines_at_risk(Time now) const;
+  // Admitted and node-blocked workloads whose pods ask for GPUs, in queue order
+  // (capacity_view.cpp).
+  std::vector<NodeDemand> node_demand() const;
+  // Stops an admitted workload for a reason outside admission (a node being drained): it is
+  // preempted like any victim and queues again. nullopt: not admitted.
+  std::optional<Decision> evict(const std::string& key, const std::string& rule,
+                                const std::string& why, Time now);
+
   // Keys of the workloads whose status (reason or admission) changed since the last call.
   std::vector<std::string> take_status_changes();
 

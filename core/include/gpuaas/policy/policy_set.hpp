@@ -246,6 +246,59 @@ struct NotebookPolicy {
   SourceRef at;
 };
 
+// How a NodePool's size is changed; documented in docs/scale-out.md so that a bridge can apply it.
+enum class ScaleTargetKind {
+  kAction,               // a SCALE action on gpuaas.io/v1alpha1 NodePool <name> (any subscriber)
+  kMachineSet,           // Cluster API: SCALE on the MachineSet's /scale subresource
+  kProvisioningRequest,  // cluster-autoscaler: CREATE an autoscaling.x-k8s.io ProvisioningRequest
+};
+
+struct ScaleTarget {
+  ScaleTargetKind kind = ScaleTargetKind::kAction;
+  std::string api_version;  // MachineSet: cluster.x-k8s.io/v1beta1; ProvisioningRequest:
+                            // autoscaling.x-k8s.io/v1 (defaults)
+  std::string namespace_;   // MachineSet, ProvisioningRequest: required
+  std::string
+      name;  // MachineSet: its name (required); Action: the pool's name; ProvisioningRequest:
+             // a prefix of the requests' names (default the pool's name)
+  // ProvisioningRequest: the PodTemplate (in namespace_) of one node's worth of pods, and the
+  // class (default best-effort-atomic-scale-up.autoscaling.x-k8s.io).
+  std::string pod_template;
+  std::string provisioning_class = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
+  SourceRef at;
+};
+
+// gpuaas.io/v1alpha1 NodePool: GPU nodes of one flavor that gpuaas may add and remove (issue #7).
+// Any number per set, names unique; a flavor has at most one pool.
+struct NodePool {
+  std::string name;
+  std::string flavor;  // a ResourceFlavor of the set
+  int32_t gpus_per_node = 8;
+  int32_t min_nodes = 0;
+  int32_t max_nodes = 0;  // >= min_nodes; required
+  // The starting estimate; then learned from the pool's own nodes (request to Ready with GPUs).
+  std::chrono::seconds provisioning_time{600};
+  double price_per_node_hour = 0;  // the cost report uses the same price
+  // Which nodes are the pool's: default {gpuaas.io/node-pool: <name>}.
+  LabelMap node_selector;
+  ScaleTarget target;
+  // Scale-out.
+  int32_t max_surge = 0;  // nodes added in one decision; 0: up to max_nodes
+  bool forecast = true;   // scaleOut.forecast: the demand trend (Holt) adds nodes
+  std::chrono::seconds forecast_window{1800};  // scaleOut.forecastWindow: history the trend reads
+  std::chrono::seconds max_node_provision_time{900};  // given up on after this (cluster-autoscaler)
+  std::chrono::seconds backoff{300};                  // after a failure; doubles up to max_backoff
+  std::chrono::seconds max_backoff{1800};
+  // Scale-in.
+  bool scale_in = true;
+  std::chrono::seconds scale_down_unneeded_time{600};    // cluster-autoscaler's default
+  std::chrono::seconds scale_down_delay_after_add{600};  // stabilization after a scale-out
+  // Work of a priority below this is preemptible: a node holding only such work may be drained.
+  // Absent: only workloads annotated gpuaas.io/preemptible: "true" are.
+  std::optional<int32_t> preemptible_below_priority;
+  SourceRef at;
+};
+
 // One validated set of policy files, with references across them resolved.
 struct PolicySet {
   std::vector<ResourceFlavor> flavors;
@@ -256,6 +309,7 @@ struct PolicySet {
   AdmissionPolicy admission;
   std::vector<IdleReclaimPolicy> idle_reclaim_policies;
   std::vector<NotebookPolicy> notebook_policies;
+  std::vector<NodePool> node_pools;
   std::vector<std::string> files;
 
   const ResourceFlavor* flavor(const std::string& name) const;
@@ -281,5 +335,6 @@ const char* to_string(StopPolicy v);
 const char* to_string(FungibilityChoice v);
 const char* to_string(IdleAction v);
 const char* to_string(MissingData v);
+const char* to_string(ScaleTargetKind v);  // Action, MachineSet, ProvisioningRequest
 
 }  // namespace gpuaas::policy

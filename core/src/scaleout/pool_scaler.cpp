@@ -1,0 +1,573 @@
+#include "pool_scaler.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::scaleout {
+namespace {
+
+using core::EventTime;
+using core::KubeObject;
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+Time to_time(EventTime t) { return std::chrono::time_point_cast<Millis>(t); }
+
+template <typename D>
+std::string dur(D d) {
+  return policy::format_duration(duration_cast<seconds>(d));
+}
+
+int64_t gpu_of(const core::ResourceList& r) {
+  auto it = r.find(core::kGpuResource);
+  return it == r.end() ? 0 : it->second;
+}
+
+bool annotated(const core::ObjectMeta& m, const char* key, const char* value) {
+  auto it = m.annotations.find(key);
+  return it != m.annotations.end() && it->second == value;
+}
+
+bool ready_with_gpus(const KubeObject& n) {
+  return n.node && n.node->ready && gpu_of(n.node->allocatable) > 0;
+}
+
+// GPU quota of the flavor: nominal quota in every ClusterQueue and Cohort.
+int64_t flavor_quota(const policy::PolicySet& set, const std::string& flavor) {
+  int64_t total = 0;
+  bool any = false;
+  auto add = [&](const std::vector<policy::ResourceGroup>& groups) {
+    for (const auto& g : groups)
+      for (const auto& f : g.flavors)
+        if (f.flavor == flavor)
+          for (const auto& r : f.resources)
+            if (r.name == core::kGpuResource) {
+              total += r.nominal_milli;
+              any = true;
+            }
+  };
+  for (const auto& cq : set.cluster_queues) add(cq.resource_groups);
+  for (const auto& c : set.cohorts) add(c.resource_groups);
+  return any ? total : -1;
+}
+
+v1::Action make(const std::string& api, const std::string& kind, const std::string& ns,
+                const std::string& name, v1::Action::Operation op, const nlohmann::json& body,
+                const std::string& rule, const std::string& why) {
+  v1::Action a;
+  auto* t = a.mutable_target();
+  t->set_api_version(api);
+  t->set_kind(kind);
+  t->set_namespace_(ns);
+  t->set_name(name);
+  a.set_operation(op);
+  a.set_body_json(body.dump());
+  a.set_rule(rule);
+  a.set_reason(why);
+  return a;
+}
+
+}  // namespace
+
+PoolScaler::PoolScaler(telemetry::Registry* registry) {
+  if (!registry) return;
+  nodes_gauge_ = &telemetry::BuildGauge()
+                      .Name("gpuaas_nodepool_nodes")
+                      .Help(
+                          "Nodes of each NodePool by state: ready (Ready with GPUs), coming "
+                          "(asked for or not Ready yet), draining, removing.")
+                      .Register(*registry);
+  scale_actions_ = &telemetry::BuildCounter()
+                        .Name("gpuaas_nodepool_scale_actions_total")
+                        .Help("Scale decisions per NodePool, by direction (up, down) and rule.")
+                        .Register(*registry);
+  failures_ = &telemetry::BuildCounter()
+                   .Name("gpuaas_nodepool_provisioning_failures_total")
+                   .Help("Nodes given up on: not Ready with GPUs within maxNodeProvisionTime.")
+                   .Register(*registry);
+  lead_gauge_ = &telemetry::BuildGauge()
+                     .Name("gpuaas_nodepool_provisioning_seconds")
+                     .Help("Provisioning time in use per NodePool (the spec's, then learned).")
+                     .Register(*registry);
+  demand_gauge_ = &telemetry::BuildGauge()
+                       .Name("gpuaas_nodepool_demand_gpus")
+                       .Help(
+                           "GPU demand of each NodePool's flavor (admitted plus waiting for "
+                           "nodes): now, and forecast one provisioning time ahead.")
+                       .Register(*registry);
+}
+
+PoolScaler::~PoolScaler() = default;
+
+void PoolScaler::set_policy(const policy::PolicySet& set) {
+  std::vector<Pool> next;
+  for (const auto& spec : set.node_pools) {
+    Pool p;
+    // A pool that keeps its name keeps what it learned and what it asked for.
+    for (auto& old : pools_)
+      if (old.spec.name == spec.name) p = std::move(old);
+    const bool fresh = !p.trend || p.spec.forecast_window != spec.forecast_window;
+    p.spec = spec;
+    if (fresh) p.trend = std::make_unique<DemandTrend>(spec.forecast_window);
+    if (p.backoff_next.count() == 0) p.backoff_next = spec.backoff;
+    p.quota_milli = flavor_quota(set, spec.flavor);
+    next.push_back(std::move(p));
+  }
+  pools_ = std::move(next);
+}
+
+bool PoolScaler::in_pool(const Pool& pool, const KubeObject& node) const {
+  for (const auto& [k, v] : pool.spec.node_selector) {
+    auto it = node.meta.labels.find(k);
+    if (it == node.meta.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+milliseconds PoolScaler::lead(const Pool& pool) const {
+  if (pool.lead_samples > 0)
+    return milliseconds(static_cast<int64_t>(std::llround(pool.lead_seconds * 1000)));
+  return pool.spec.provisioning_time;
+}
+
+int32_t PoolScaler::replicas(const Pool& pool) const {
+  return static_cast<int32_t>(pool.nodes.size() - pool.removing.size() + pool.asked.size());
+}
+
+void PoolScaler::fail(Pool& pool, EventTime now, const std::string& what) {
+  ++pool.failures;
+  pool.backoff_until = now + pool.backoff_next;
+  pool.last_note = what + "; no scale-out until " + core::format_rfc3339(pool.backoff_until);
+  pool.backoff_next = std::min(pool.backoff_next * 2, pool.spec.max_backoff);
+  if (failures_) failures_->Add({{"pool", pool.spec.name}}).Increment();
+  spdlog::warn("NodePool {}: {}", pool.spec.name, pool.last_note);
+}
+
+// The nodes as they are now: new ones answer the oldest request, Ready ones teach the
+// provisioning time, those that never come up are given up on.
+void PoolScaler::scan(Pool& pool, const core::ClusterModel& model, EventTime now, Output& out) {
+  std::set<std::string> seen;
+  for (const auto& [name, n] : model.nodes()) {
+    if (!in_pool(pool, n)) continue;
+    seen.insert(name);
+    auto [it, fresh] = pool.nodes.emplace(name, NodeState{});
+    NodeState& st = it->second;
+    if (fresh) {
+      st.first_seen = now;
+      if (!pool.asked.empty()) {
+        st.asked_at = pool.asked.front();
+        pool.asked.pop_front();
+      }
+    }
+    if (!st.up && ready_with_gpus(n)) {
+      st.up = true;
+      if (st.asked_at) {
+        const double s = std::chrono::duration<double>(now - *st.asked_at).count();
+        pool.lead_seconds = pool.lead_samples == 0 ? s : 0.7 * pool.lead_seconds + 0.3 * s;
+        ++pool.lead_samples;
+        pool.backoff_next = pool.spec.backoff;  // it works again
+      }
+    }
+  }
+  for (auto it = pool.nodes.begin(); it != pool.nodes.end();) {
+    if (seen.count(it->first)) {
+      ++it;
+      continue;
+    }
+    pool.unneeded_since.erase(it->first);
+    pool.draining.erase(it->first);
+    pool.removing.erase(it->first);
+    cordoned_.erase(it->first);
+    it = pool.nodes.erase(it);
+  }
+  const auto bound = pool.spec.max_node_provision_time;
+  // Asked for, never registered.
+  int32_t lost = 0;
+  while (!pool.asked.empty() && now - pool.asked.front() >= bound) {
+    pool.asked.pop_front();
+    ++lost;
+  }
+  if (lost > 0) {
+    fail(pool, now,
+         std::to_string(lost) + " node(s) asked for did not register within " + dur(bound));
+    if (pool.spec.target.kind != policy::ScaleTargetKind::kProvisioningRequest)
+      scale_to(pool, replicas(pool), 0, "scaleout/giveUp", pool.last_note, now, out);
+  }
+  // Registered, never Ready with GPUs.
+  for (auto& [name, st] : pool.nodes) {
+    if (st.up || pool.removing.count(name)) continue;
+    const EventTime since = st.asked_at.value_or(st.first_seen);
+    if (now - since < bound) continue;
+    const KubeObject& n = model.nodes().at(name);
+    fail(pool, now, "node " + name + " did not become Ready with GPUs within " + dur(bound));
+    remove_node(pool, n, "scaleout/giveUp", pool.last_note, now, out);
+  }
+}
+
+void PoolScaler::scale_to(Pool& pool, int32_t r, int32_t added, const std::string& rule,
+                          const std::string& why, EventTime now, Output& out) {
+  const auto& t = pool.spec.target;
+  switch (t.kind) {
+    case policy::ScaleTargetKind::kAction:
+      out.actions.push_back(make(t.api_version, "NodePool", "", t.name, v1::Action::SCALE,
+                                 {{"replicas", r}}, rule, why));
+      break;
+    case policy::ScaleTargetKind::kMachineSet:
+      out.actions.push_back(make(t.api_version, "MachineSet", t.namespace_, t.name,
+                                 v1::Action::SCALE, {{"replicas", r}}, rule, why));
+      break;
+    case policy::ScaleTargetKind::kProvisioningRequest: {
+      if (added <= 0) break;  // cluster-autoscaler removes what it provisioned
+      const std::string name =
+          (t.name.empty() ? pool.spec.name : t.name) + "-" + std::to_string(++pool.requests);
+      nlohmann::json pr = {
+          {"apiVersion", t.api_version},
+          {"kind", "ProvisioningRequest"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", t.namespace_},
+            {"annotations", {{"gpuaas.io/node-pool", pool.spec.name}}}}},
+          {"spec",
+           {{"provisioningClassName", t.provisioning_class},
+            {"podSets", {{{"podTemplateRef", {{"name", t.pod_template}}}, {"count", added}}}}}}};
+      out.actions.push_back(make(t.api_version, "ProvisioningRequest", t.namespace_, name,
+                                 v1::Action::CREATE, pr, rule, why));
+      break;
+    }
+  }
+  (void)now;
+  if (scale_actions_)
+    scale_actions_
+        ->Add({{"pool", pool.spec.name}, {"direction", added > 0 ? "up" : "down"}, {"rule", rule}})
+        .Increment();
+}
+
+void PoolScaler::cordon(const KubeObject& node, bool on, const std::string& rule,
+                        const std::string& why, Output& out) {
+  nlohmann::json body = {
+      {"spec", {{"unschedulable", on}}},
+      {"metadata",
+       {{"annotations", {{kScaleInAnnotation, on ? nlohmann::json(rule) : nlohmann::json()}}}}}};
+  out.actions.push_back(
+      make("v1", "Node", "", node.meta.name, v1::Action::MERGE_PATCH, body, rule, why));
+  if (on) {
+    cordoned_.insert(node.meta.name);
+  } else {
+    cordoned_.erase(node.meta.name);
+  }
+}
+
+// The node is named first (Cluster API's delete-machine annotation on its Machine), then the
+// replica count drops, so that the MachineSet removes this node and no other.
+void PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::string& rule,
+                             const std::string& why, EventTime now, Output& out) {
+  const auto& t = pool.spec.target;
+  if (!cordoned(node.meta.name)) cordon(node, true, rule, why, out);
+  pool.removing.insert(node.meta.name);
+  pool.unneeded_since.erase(node.meta.name);
+  pool.draining.erase(node.meta.name);
+  const int32_t r = replicas(pool);
+  switch (t.kind) {
+    case policy::ScaleTargetKind::kAction:
+      out.actions.push_back(make(t.api_version, "NodePool", "", t.name, v1::Action::SCALE,
+                                 {{"replicas", r}, {"nodesToRemove", {node.meta.name}}}, rule,
+                                 why));
+      break;
+    case policy::ScaleTargetKind::kMachineSet: {
+      auto m = node.meta.annotations.find(kMachineAnnotation);
+      auto ns = node.meta.annotations.find(kMachineNamespaceAnnotation);
+      const std::string machine_ns =
+          ns != node.meta.annotations.end() ? std::string(ns->second) : t.namespace_;
+      const std::string api = t.api_version;
+      out.actions.push_back(make(
+          api, "Machine", machine_ns,
+          m != node.meta.annotations.end() ? std::string(m->second) : "", v1::Action::MERGE_PATCH,
+          {{"metadata", {{"annotations", {{kDeleteMachine, "yes"}}}}}}, rule, why));
+      out.actions.push_back(make(api, "MachineSet", t.namespace_, t.name, v1::Action::SCALE,
+                                 {{"replicas", r}}, rule, why));
+      break;
+    }
+    case policy::ScaleTargetKind::kProvisioningRequest:
+      break;  // cordoned and empty: cluster-autoscaler's scale-down removes it
+  }
+  (void)now;
+  if (scale_actions_)
+    scale_actions_->Add({{"pool", pool.spec.name}, {"direction", "down"}, {"rule", rule}})
+        .Increment();
+}
+
+void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, EventTime now,
+                           Output& out) {
+  const int32_t add = plan.desired - in.nodes;
+  if (add <= 0) return;
+  if (now < pool.backoff_until) {
+    pool.last_note = "would add " + std::to_string(add) + " node(s) (" + plan.rule +
+                     "), backing off until " + core::format_rfc3339(pool.backoff_until);
+    return;
+  }
+  for (int32_t i = 0; i < add; ++i) pool.asked.push_back(now);
+  pool.launched += add;
+  pool.last_scale_up = now;
+  const std::string why =
+      "add " + std::to_string(add) + " node(s) (" + std::to_string(in.nodes) + " -> " +
+      std::to_string(plan.desired) + "): " + plan.reason + "; provisioning time " + dur(in.lead) +
+      (pool.lead_samples > 0 ? " (learned from " + std::to_string(pool.lead_samples) + " node(s))"
+                             : " (the spec's)");
+  spdlog::info("NodePool {}: {} [{}]", pool.spec.name, why, plan.rule);
+  scale_to(pool, replicas(pool), add, plan.rule, why, now, out);
+}
+
+void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
+                          admission::Scheduler& scheduler,
+                          const std::vector<admission::NodeDemand>& admitted, const Plan& plan,
+                          EventTime now, Output& out) {
+  const auto& spec = pool.spec;
+  // Who holds each node: placements of admitted work (parked ones too), and pods.
+  struct Holding {
+    std::vector<const admission::NodeDemand*> work;
+    std::vector<const KubeObject*> evictable;  // safe-to-evict pods of no queued workload
+    std::string blocker;                       // why it cannot be drained
+  };
+  std::map<std::string, Holding> held;
+  for (const auto& d : admitted)
+    for (const auto& [node, milli] : d.nodes)
+      if (pool.nodes.count(node)) held[node].work.push_back(&d);
+  std::unordered_map<std::string, const admission::NodeDemand*> by_key;
+  for (const auto& d : admitted) by_key.emplace(d.workload, &d);
+  for (const auto& [key, pod] : model.pods()) {
+    if (!pod.pod || pod.pod->node_name.empty() || !pool.nodes.count(pod.pod->node_name)) continue;
+    if (pod.pod->phase == "Succeeded" || pod.pod->phase == "Failed") continue;
+    if (pod.meta.controller && pod.meta.controller->kind == "DaemonSet") continue;
+    Holding& h = held[pod.pod->node_name];
+    const std::string name = pod.meta.namespace_ + "/" + pod.meta.name;
+    if (annotated(pod.meta, kSafeToEvict, "false")) {
+      h.blocker = "pod " + name + " is annotated safe-to-evict: \"false\"";
+      continue;
+    }
+    const std::string w = model.workload_of(pod);
+    if (auto it = by_key.find(w); !w.empty() && it != by_key.end()) {
+      if (std::find(h.work.begin(), h.work.end(), it->second) == h.work.end())
+        h.work.push_back(it->second);
+      continue;
+    }
+    if (annotated(pod.meta, kSafeToEvict, "true")) {
+      h.evictable.push_back(&pod);
+    } else if (h.blocker.empty()) {
+      h.blocker = "pod " + name + " belongs to no queued workload and is not safe-to-evict";
+    }
+  }
+  auto preemptible = [&](const admission::NodeDemand& d) {
+    if (d.parked) return false;  // its reservation holds the node for its wake
+    if (spec.preemptible_below_priority && d.priority < *spec.preemptible_below_priority)
+      return true;
+    const KubeObject* o = model.object(d.workload);
+    return o && annotated(o->meta, kPreemptibleAnnotation, "true");
+  };
+  for (auto& [node, h] : held)
+    for (const auto* d : h.work)
+      if (h.blocker.empty() && !preemptible(*d))
+        h.blocker = "it runs " + d->workload + ", which is not preemptible";
+
+  // Draining nodes: removed once nothing but DaemonSet pods is left; given back after a timeout.
+  for (auto it = pool.draining.begin(); it != pool.draining.end();) {
+    const std::string node = it->first;
+    const auto h = held.find(node);
+    const KubeObject& n = model.nodes().at(node);
+    if (h == held.end() || (h->second.work.empty() && h->second.evictable.empty())) {
+      ++it;
+      remove_node(pool, n, "scalein/drain", "drained: nothing but DaemonSet pods is left", now,
+                  out);
+      continue;
+    }
+    if (now - it->second.started >= kDrainTimeout) {
+      pool.last_note =
+          "drain of " + node + " did not finish within " + dur(kDrainTimeout) + "; uncordoned";
+      cordon(n, false, "scalein/drainTimeout", pool.last_note, out);
+      it = pool.draining.erase(it);
+      pool.unneeded_since.erase(node);
+      continue;
+    }
+    ++it;
+  }
+
+  if (!spec.scale_in) return;
+  const bool recently_added =
+      pool.last_scale_up && now - *pool.last_scale_up < spec.scale_down_delay_after_add;
+  int32_t count =
+      static_cast<int32_t>(pool.nodes.size() - pool.removing.size() - pool.draining.size()) +
+      static_cast<int32_t>(pool.asked.size());
+  const int32_t floor = std::max(spec.min_nodes, plan.keep);
+  bool drain_started = !pool.draining.empty();
+  for (const auto& [name, st] : pool.nodes) {
+    if (pool.removing.count(name) || pool.draining.count(name) || !st.up) continue;
+    const KubeObject& n = model.nodes().at(name);
+    const auto h = held.find(name);
+    const bool empty = h == held.end() || (h->second.work.empty() && h->second.evictable.empty());
+    const bool unneeded = annotated(n.meta, kScaleDownDisabled, "true")
+                              ? false
+                              : empty || (h != held.end() && h->second.blocker.empty());
+    if (!unneeded) {
+      pool.unneeded_since.erase(name);
+      continue;
+    }
+    auto [since, fresh] = pool.unneeded_since.emplace(name, now);
+    if (now - since->second < spec.scale_down_unneeded_time || recently_added) continue;
+    if (count - 1 < floor || plan.desired > count) continue;
+    if (!empty && drain_started) continue;  // one node with work at a time
+    const std::string why =
+        "unneeded for " + dur(now - since->second) + " (" +
+        (empty ? std::string("empty") : std::string("only preemptible work")) + "); " +
+        std::to_string(count - 1) + " node(s) left cover the demand of " +
+        std::to_string(static_cast<int64_t>(plan.demand_milli / 1000)) + " GPUs";
+    --count;
+    if (empty) {
+      remove_node(pool, n, "scalein/unneeded", why, now, out);
+      continue;
+    }
+    drain_started = true;
+    cordon(n, true, "scalein/drain", why, out);
+    pool.draining[name] = Drain{now};
+    for (const auto* d : h->second.work)
+      if (auto e = scheduler.evict(
+              d->workload, "scalein/drain",
+              "preempted: node " + name + " is drained for scale-in (" + why + ")", to_time(now)))
+        out.evictions.push_back(std::move(*e));
+    for (const KubeObject* pod : h->second.evictable)
+      out.actions.push_back(
+          make("policy/v1", "Eviction", pod->meta.namespace_, pod->meta.name, v1::Action::CREATE,
+               {{"apiVersion", "policy/v1"},
+                {"kind", "Eviction"},
+                {"metadata", {{"name", pod->meta.name}, {"namespace", pod->meta.namespace_}}}},
+               "scalein/drain", why));
+  }
+}
+
+PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
+                                    admission::Scheduler& scheduler,
+                                    const std::set<std::string>& waking, EventTime now) {
+  Output out;
+  next_scan_ = now + kScanInterval;
+  const auto demand = scheduler.node_demand();
+  for (auto& pool : pools_) {
+    scan(pool, model, now, out);
+    PlanInput in;
+    in.now = to_time(now);
+    in.lead = lead(pool);
+    in.gpus_per_node = pool.spec.gpus_per_node;
+    in.min_nodes = pool.spec.min_nodes;
+    in.max_nodes = pool.spec.max_nodes;
+    in.max_surge = pool.spec.max_surge;
+    in.quota_milli = pool.quota_milli;
+    std::vector<admission::NodeDemand> admitted;
+    std::map<std::string, int64_t> placed;
+    for (const auto& d : demand) {
+      if (d.flavor != pool.spec.flavor) continue;
+      if (d.pending) {
+        in.pending.push_back(d);
+        if (waking.count(d.workload)) in.urgent.insert(d.workload);
+      } else {
+        for (const auto& [node, milli] : d.nodes) placed[node] += milli;
+        admitted.push_back(d);
+      }
+    }
+    in.admitted = admitted;
+    int32_t registered = 0;
+    for (const auto& [name, st] : pool.nodes) {
+      if (pool.removing.count(name) || pool.draining.count(name)) continue;
+      ++registered;
+      const KubeObject& n = model.nodes().at(name);
+      if (st.up && ready_with_gpus(n) && !n.node->unschedulable && !cordoned(name)) {
+        const int64_t total = gpu_of(n.node->allocatable);
+        const int64_t used = std::max(gpu_of(model.node_requested(name)), placed[name]);
+        in.ready.push_back({name, std::max<int64_t>(0, total - used), total});
+      } else if (!st.up) {
+        in.coming.push_back(to_time(st.asked_at.value_or(st.first_seen)) + in.lead);
+      }
+    }
+    for (EventTime t : pool.asked) in.coming.push_back(to_time(t) + in.lead);
+    in.nodes = registered + static_cast<int32_t>(pool.asked.size());
+    double demand_milli = 0;
+    for (const auto& d : in.admitted)
+      for (const auto& p : d.pods) demand_milli += static_cast<double>(p.count * p.gpu_milli);
+    for (const auto& d : in.pending)
+      for (const auto& p : d.pods) demand_milli += static_cast<double>(p.count * p.gpu_milli);
+    pool.trend->observe(in.now, demand_milli);
+    if (pool.spec.forecast) in.forecast_milli = pool.trend->forecast(in.lead);
+    const Plan plan = plan_pool(in);
+    pool.last_plan = plan;
+    scale_out(pool, in, plan, now, out);
+    scale_in(pool, model, scheduler, admitted, plan, now, out);
+
+    if (nodes_gauge_) {
+      int64_t ready = 0, coming = static_cast<int64_t>(pool.asked.size());
+      for (const auto& [name, st] : pool.nodes)
+        if (!pool.removing.count(name) && !pool.draining.count(name)) (st.up ? ready : coming)++;
+      const std::string& p = pool.spec.name;
+      nodes_gauge_->Add({{"pool", p}, {"state", "ready"}}).Set(static_cast<double>(ready));
+      nodes_gauge_->Add({{"pool", p}, {"state", "coming"}}).Set(static_cast<double>(coming));
+      nodes_gauge_->Add({{"pool", p}, {"state", "draining"}})
+          .Set(static_cast<double>(pool.draining.size()));
+      nodes_gauge_->Add({{"pool", p}, {"state", "removing"}})
+          .Set(static_cast<double>(pool.removing.size()));
+      lead_gauge_->Add({{"pool", p}}).Set(std::chrono::duration<double>(in.lead).count());
+      demand_gauge_->Add({{"pool", p}, {"horizon", "now"}}).Set(demand_milli / 1000);
+      demand_gauge_->Add({{"pool", p}, {"horizon", "forecast"}})
+          .Set(in.forecast_milli.value_or(demand_milli) / 1000);
+    }
+  }
+  return out;
+}
+
+std::string PoolScaler::json(EventTime now) const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& pool : pools_) {
+    int64_t ready = 0, unready = 0;
+    for (const auto& [name, st] : pool.nodes) (st.up ? ready : unready)++;
+    const auto& p = pool.last_plan;
+    out.push_back({{"name", pool.spec.name},
+                   {"flavor", pool.spec.flavor},
+                   {"target", policy::to_string(pool.spec.target.kind)},
+                   {"replicas", replicas(pool)},
+                   {"min_nodes", pool.spec.min_nodes},
+                   {"max_nodes", pool.spec.max_nodes},
+                   {"nodes",
+                    {{"ready", ready},
+                     {"not_ready", unready},
+                     {"asked", pool.asked.size()},
+                     {"draining", pool.draining.size()},
+                     {"removing", pool.removing.size()}}},
+                   {"nodes_launched", pool.launched},
+                   {"provisioning_failures", pool.failures},
+                   {"provisioning_seconds", std::chrono::duration<double>(lead(pool)).count()},
+                   {"provisioning_learned_from", pool.lead_samples},
+                   {"backoff_until", now < pool.backoff_until
+                                         ? nlohmann::json(core::format_rfc3339(pool.backoff_until))
+                                         : nlohmann::json(nullptr)},
+                   {"plan",
+                    {{"desired", p.desired},
+                     {"keep", p.keep},
+                     {"add",
+                      {{"min_nodes", p.add_min},
+                       {"deadline", p.add_deadline},
+                       {"backlog", p.add_backlog},
+                       {"forecast", p.add_forecast}}},
+                     {"demand_gpus", p.demand_milli / 1000},
+                     {"backlog_gpus", static_cast<double>(p.backlog_milli) / 1000},
+                     {"deadlines_at_risk", p.deadlines_at_risk},
+                     {"deadlines_saved", p.deadlines_saved},
+                     {"rule", p.rule},
+                     {"reason", p.reason}}},
+                   {"note", pool.last_note}});
+  }
+  return out.dump();
+}
+
+}  // namespace gpuaas::scaleout
