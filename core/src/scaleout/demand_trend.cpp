@@ -24,6 +24,8 @@ void DemandTrend::close_step(double y) {
 }
 
 void DemandTrend::observe(Time t, double demand) {
+  if (last_ && t < *last_) return;
+  last_ = t;
   if (!step_start_) {
     step_start_ = t;
     current_ = demand;
@@ -40,6 +42,11 @@ void DemandTrend::observe(Time t, double demand) {
   }
   if (t >= *step_start_ + step_) *step_start_ = t;  // past the cap: restart the step here
   current_ = demand;
+}
+
+double DemandTrend::growth(Millis ahead) const {
+  if (steps_ < 2 || trend_ <= 0) return 0;
+  return trend_ * static_cast<double>(ahead.count()) / static_cast<double>(step_.count());
 }
 
 std::optional<double> DemandTrend::forecast(Millis ahead) const {

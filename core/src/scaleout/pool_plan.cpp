@@ -182,7 +182,7 @@ Plan plan_pool(const PlanInput& in) {
     const auto& d = in.pending[i];
     const bool urgent = in.urgent.count(d.workload) > 0;
     if (d.deadline && !urgent) continue;  // deadlines are served above, staggered if they can
-    if (!urgent && starts[i] && *starts[i] <= in.now + in.lead) continue;
+    if (starts[i] && *starts[i] <= in.now + in.lead) continue;  // nodes at hand or coming do
     ++plan.backlog_workloads;
     plan.backlog_milli += gpus_of(d);
     waking = waking || urgent;
@@ -199,7 +199,9 @@ Plan plan_pool(const PlanInput& in) {
     const double growth = expected - plan.demand_milli;
     const double capacity = static_cast<double>(planned) * static_cast<double>(per_node);
     const double slack = std::max(0.0, capacity - plan.demand_milli);
-    if (growth > slack) plan.add_forecast = ceil_div(growth - slack, static_cast<double>(per_node));
+    // Less than one GPU short is noise, not a reason to buy a node.
+    if (growth - slack >= 1000)
+      plan.add_forecast = ceil_div(growth - slack, static_cast<double>(per_node));
     plan.keep = ceil_div(std::max(plan.demand_milli, expected), static_cast<double>(per_node));
   } else {
     plan.keep = ceil_div(plan.demand_milli, static_cast<double>(per_node));

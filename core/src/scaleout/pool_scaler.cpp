@@ -142,12 +142,14 @@ int32_t PoolScaler::replicas(const Pool& pool) const {
   return static_cast<int32_t>(pool.nodes.size() - pool.removing.size() + pool.asked.size());
 }
 
-void PoolScaler::fail(Pool& pool, EventTime now, const std::string& what) {
-  ++pool.failures;
-  pool.backoff_until = now + pool.backoff_next;
+void PoolScaler::fail(Pool& pool, EventTime now, const std::string& what, int64_t nodes) {
+  pool.failures += nodes;
+  if (pool.backoff_until != now) {  // one backoff step per scan, however many nodes failed
+    pool.backoff_until = now + pool.backoff_next;
+    pool.backoff_next = std::min(pool.backoff_next * 2, pool.spec.max_backoff);
+  }
   pool.last_note = what + "; no scale-out until " + core::format_rfc3339(pool.backoff_until);
-  pool.backoff_next = std::min(pool.backoff_next * 2, pool.spec.max_backoff);
-  if (failures_) failures_->Add({{"pool", pool.spec.name}}).Increment();
+  if (failures_) failures_->Add({{"pool", pool.spec.name}}).Increment(static_cast<double>(nodes));
   spdlog::warn("NodePool {}: {}", pool.spec.name, pool.last_note);
 }
 
@@ -197,17 +199,17 @@ void PoolScaler::scan(Pool& pool, const core::ClusterModel& model, EventTime now
   }
   if (lost > 0) {
     fail(pool, now,
-         std::to_string(lost) + " node(s) asked for did not register within " + dur(bound));
+         std::to_string(lost) + " node(s) asked for did not register within " + dur(bound), lost);
     if (pool.spec.target.kind != policy::ScaleTargetKind::kProvisioningRequest)
       scale_to(pool, replicas(pool), 0, "scaleout/giveUp", pool.last_note, now, out);
   }
   // Registered, never Ready with GPUs.
   for (auto& [name, st] : pool.nodes) {
-    if (st.up || pool.removing.count(name)) continue;
-    const EventTime since = st.asked_at.value_or(st.first_seen);
-    if (now - since < bound) continue;
+    // Only nodes gpuaas asked for: one that was there before is not ours to give up on.
+    if (st.up || !st.asked_at || pool.removing.count(name)) continue;
+    if (now - *st.asked_at < bound) continue;
     const KubeObject& n = model.nodes().at(name);
-    fail(pool, now, "node " + name + " did not become Ready with GPUs within " + dur(bound));
+    fail(pool, now, "node " + name + " did not become Ready with GPUs within " + dur(bound), 1);
     remove_node(pool, n, "scaleout/giveUp", pool.last_note, now, out);
   }
 }
@@ -267,9 +269,17 @@ void PoolScaler::cordon(const KubeObject& node, bool on, const std::string& rule
 
 // The node is named first (Cluster API's delete-machine annotation on its Machine), then the
 // replica count drops, so that the MachineSet removes this node and no other.
-void PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::string& rule,
+bool PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::string& rule,
                              const std::string& why, EventTime now, Output& out) {
   const auto& t = pool.spec.target;
+  if (t.kind == policy::ScaleTargetKind::kMachineSet &&
+      node.meta.annotations.find(kMachineAnnotation) == node.meta.annotations.end()) {
+    // Scaling down without naming the Machine lets the MachineSet pick one, maybe a busy one.
+    pool.last_note = "node " + node.meta.name + " has no " + kMachineAnnotation +
+                     " annotation: it cannot be named for removal, so it stays";
+    spdlog::warn("NodePool {}: {}", pool.spec.name, pool.last_note);
+    return false;
+  }
   if (!cordoned(node.meta.name)) cordon(node, true, rule, why, out);
   pool.removing.insert(node.meta.name);
   pool.unneeded_since.erase(node.meta.name);
@@ -302,6 +312,7 @@ void PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::stri
   if (scale_actions_)
     scale_actions_->Add({{"pool", pool.spec.name}, {"direction", "down"}, {"rule", rule}})
         .Increment();
+  return true;
 }
 
 void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, EventTime now,
@@ -364,6 +375,9 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
       h.blocker = "pod " + name + " belongs to no queued workload and is not safe-to-evict";
     }
   }
+  auto is_empty = [](const Holding& h) {
+    return h.work.empty() && h.evictable.empty() && h.blocker.empty();
+  };
   auto preemptible = [&](const admission::NodeDemand& d) {
     if (d.parked) return false;  // its reservation holds the node for its wake
     if (spec.preemptible_below_priority && d.priority < *spec.preemptible_below_priority)
@@ -381,7 +395,7 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
     const std::string node = it->first;
     const auto h = held.find(node);
     const KubeObject& n = model.nodes().at(node);
-    if (h == held.end() || (h->second.work.empty() && h->second.evictable.empty())) {
+    if (h == held.end() || is_empty(h->second)) {
       ++it;
       remove_node(pool, n, "scalein/drain", "drained: nothing but DaemonSet pods is left", now,
                   out);
@@ -410,7 +424,7 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
     if (pool.removing.count(name) || pool.draining.count(name) || !st.up) continue;
     const KubeObject& n = model.nodes().at(name);
     const auto h = held.find(name);
-    const bool empty = h == held.end() || (h->second.work.empty() && h->second.evictable.empty());
+    const bool empty = h == held.end() || is_empty(h->second);
     const bool unneeded = annotated(n.meta, kScaleDownDisabled, "true")
                               ? false
                               : empty || (h != held.end() && h->second.blocker.empty());
@@ -427,11 +441,14 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
         (empty ? std::string("empty") : std::string("only preemptible work")) + "); " +
         std::to_string(count - 1) + " node(s) left cover the demand of " +
         std::to_string(static_cast<int64_t>(plan.demand_milli / 1000)) + " GPUs";
-    --count;
     if (empty) {
-      remove_node(pool, n, "scalein/unneeded", why, now, out);
+      if (remove_node(pool, n, "scalein/unneeded", why, now, out)) --count;
       continue;
     }
+    if (spec.target.kind == policy::ScaleTargetKind::kMachineSet &&
+        n.meta.annotations.find(kMachineAnnotation) == n.meta.annotations.end())
+      continue;  // it could not be named for removal once drained
+    --count;
     drain_started = true;
     cordon(n, true, "scalein/drain", why, out);
     pool.draining[name] = Drain{now};
@@ -458,6 +475,9 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
   const auto demand = scheduler.node_demand();
   for (auto& pool : pools_) {
     scan(pool, model, now, out);
+    if (!pool.observed_since) pool.observed_since = now;
+    // The first look only learns the nodes: at start-up the stream may not have brought them all.
+    if (now - *pool.observed_since < kScanInterval) continue;
     PlanInput in;
     in.now = to_time(now);
     in.lead = lead(pool);
@@ -488,7 +508,8 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
         const int64_t total = gpu_of(n.node->allocatable);
         const int64_t used = std::max(gpu_of(model.node_requested(name)), placed[name]);
         in.ready.push_back({name, std::max<int64_t>(0, total - used), total});
-      } else if (!st.up) {
+      } else if (!st.up &&
+                 (st.asked_at || now - st.first_seen < pool.spec.max_node_provision_time)) {
         in.coming.push_back(to_time(st.asked_at.value_or(st.first_seen)) + in.lead);
       }
     }
@@ -500,7 +521,9 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
     for (const auto& d : in.pending)
       for (const auto& p : d.pods) demand_milli += static_cast<double>(p.count * p.gpu_milli);
     pool.trend->observe(in.now, demand_milli);
-    if (pool.spec.forecast) in.forecast_milli = pool.trend->forecast(in.lead);
+    // The demand now plus what its trend adds by the time a node asked for now is up.
+    if (pool.spec.forecast && pool.trend->forecast(in.lead))
+      in.forecast_milli = demand_milli + pool.trend->growth(in.lead);
     const Plan plan = plan_pool(in);
     pool.last_plan = plan;
     scale_out(pool, in, plan, now, out);

@@ -87,7 +87,8 @@ class PoolScaler {
     core::EventTime backoff_until{};
     std::chrono::seconds backoff_next{0};
     std::optional<core::EventTime> last_scale_up;
-    double lead_seconds = 0;  // learned provisioning time
+    std::optional<core::EventTime> observed_since;  // first look at its nodes
+    double lead_seconds = 0;                        // learned provisioning time
     int64_t lead_samples = 0;
     std::unique_ptr<DemandTrend> trend;
     Plan last_plan;
@@ -100,11 +101,13 @@ class PoolScaler {
   void scale_in(Pool& pool, const core::ClusterModel& model, admission::Scheduler& scheduler,
                 const std::vector<admission::NodeDemand>& admitted, const Plan& plan,
                 core::EventTime now, Output& out);
-  void fail(Pool& pool, core::EventTime now, const std::string& what);
+  // `nodes` given up on; the backoff grows one step per scan.
+  void fail(Pool& pool, core::EventTime now, const std::string& what, int64_t nodes);
   // Actions: the pool's replica count, the removal of one named node, a cordon.
   void scale_to(Pool& pool, int32_t replicas, int32_t added, const std::string& rule,
                 const std::string& why, core::EventTime now, Output& out);
-  void remove_node(Pool& pool, const core::KubeObject& node, const std::string& rule,
+  // False: the node cannot be named for removal (a MachineSet node without its Machine).
+  bool remove_node(Pool& pool, const core::KubeObject& node, const std::string& rule,
                    const std::string& why, core::EventTime now, Output& out);
   void cordon(const core::KubeObject& node, bool on, const std::string& rule,
               const std::string& why, Output& out);

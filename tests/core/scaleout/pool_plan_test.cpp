@@ -337,18 +337,9 @@ TEST(PoolPlan, UrgentWorkIsServedLikeBacklog) {
   EXPECT_EQ(both.rule, "scaleout/wake");
 }
 
-// BUG (pool_plan.cpp at 8a903b9, plan_pool): a waking workload that has a deadline is counted
-// twice, once by the deadline search (it misses: no GPU is free and nothing ends) and once more
-// as backlog (urgent work skipped the "starts within lead" check), so one 4-GPU workload asks
-// for two nodes.
-// Input: n1 full (admitted, unknown duration), pending "sleeper" 1 x 4 GPUs, 1 h, deadline
-// now+5h, urgent {"sleeper"}, max_nodes 10.
-// Expected: one node in all (desired 2). Got at 8a903b9: add_deadline 1 + add_backlog 1,
-// desired 3, rule "scaleout/deadline".
-// An uncommitted edit in the working tree (urgent work now also skips the backlog when it
-// starts within lead) makes this pass: enable once that edit is committed. Even then the rule
-// is scaleout/deadline, not scaleout/wake (deadline outranks backlog in the rule choice).
-TEST(PoolPlan, DISABLED_UrgentWorkWithADeadlineAsksForOneNode) {
+// A waking workload with a deadline is counted once: by the deadline search, not again as
+// backlog (the rule is then scaleout/deadline, which outranks scaleout/wake).
+TEST(PoolPlan, UrgentWorkWithADeadlineAsksForOneNode) {
   PlanInput in = pool(0);
   in.admitted.push_back(admitted("a", "n1", 4000, kNow - hours(1)));
   in.pending.push_back(pending("sleeper", 1, 4000, hours(1), kNow + hours(5)));

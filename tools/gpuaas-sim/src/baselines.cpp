@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "gpuaas/policy/policy_loader.hpp"
@@ -47,9 +48,14 @@ void set_admission(std::vector<YAML::Node>& docs, Baseline b) {
   (*policy)["spec"] = spec;
 }
 
-bool is_idle_reclaim(const YAML::Node& doc) {
+bool is_gpuaas(const YAML::Node& doc, const char* kind) {
   return doc.IsMap() && doc["apiVersion"].as<std::string>("") == "gpuaas.io/v1alpha1" &&
-         doc["kind"].as<std::string>("") == "IdleReclaimPolicy";
+         doc["kind"].as<std::string>("") == kind;
+}
+// What the baselines do not get: gpuaas's idle reclaim and its node scaling (the kueue-like
+// baseline scales nodes with the simulator's cluster-autoscaler instead).
+bool is_idle_reclaim(const YAML::Node& doc) {
+  return is_gpuaas(doc, "IdleReclaimPolicy") || is_gpuaas(doc, "NodePool");
 }
 
 // The serving baselines run the files as written but without gpuaas's idle reclaim: always-on
@@ -162,7 +168,7 @@ Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyT
   std::vector<YAML::Node> kept;
   for (auto& d : docs) {
     if (!d.IsMap()) continue;
-    if (is_idle_reclaim(d)) continue;  // Kueue does not reclaim idle GPUs
+    if (is_idle_reclaim(d)) continue;  // Kueue neither reclaims idle GPUs nor scales nodes
     if (b == Baseline::kStaticFifo && is_kueue(d, "Cohort")) continue;
     if (b == Baseline::kStaticFifo && is_kueue(d, "ClusterQueue")) {
       YAML::Node spec = d["spec"];
@@ -190,6 +196,46 @@ Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyT
            (policies.empty() ? std::string("nothing") : policies.front().name) +
            (policies.size() > 1 ? " and others" : "") + ")",
        out.c_str()}};
+}
+
+Result<std::vector<PolicyText>> with_node_pools(const std::vector<PolicyText>& policies,
+                                                const Scenario& scenario) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (const auto& p : policies) texts.emplace_back(p.name, p.text);
+  auto loaded = policy::parse_policy_texts(texts);
+  std::set<std::string> covered, flavors;
+  for (const auto& np : loaded.set.node_pools) covered.insert(np.flavor);
+  for (const auto& f : loaded.set.flavors) flavors.insert(f.name);
+  YAML::Emitter e;
+  bool any = false;
+  for (const auto& pool : scenario.node_pools) {
+    // An unknown flavor is reported by the simulator's own check, with the scenario's name.
+    if (covered.count(pool.flavor) || !flavors.count(pool.flavor) ||
+        pool.min_nodes == pool.max_nodes)
+      continue;
+    covered.insert(pool.flavor);
+    auto secs = [](Millis d) {
+      return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(d).count()) + "s";
+    };
+    YAML::Node d;
+    d["apiVersion"] = "gpuaas.io/v1alpha1";
+    d["kind"] = "NodePool";
+    d["metadata"]["name"] = pool.name;
+    d["spec"]["flavor"] = pool.flavor;
+    d["spec"]["gpusPerNode"] = pool.gpus_per_node;
+    d["spec"]["minNodes"] = pool.min_nodes;
+    d["spec"]["maxNodes"] = pool.max_nodes;
+    d["spec"]["provisioningTime"] = secs(pool.provisioning_time);
+    d["spec"]["pricePerNodeHour"] = pool.price_per_node_hour;
+    // The bound must cover the pool's own provisioning time (cluster-autoscaler's 15m default).
+    d["spec"]["scaleOut"]["maxNodeProvisionTime"] =
+        secs(std::max<Millis>(std::chrono::minutes(15), pool.provisioning_time * 3 / 2));
+    e << YAML::BeginDoc << d;
+    any = true;
+  }
+  std::vector<PolicyText> out = policies;
+  if (any) out.push_back({"node pools of " + scenario.name, e.c_str()});
+  return out;
 }
 
 Result<std::string> policy_set_json(const std::vector<PolicyText>& policies) {

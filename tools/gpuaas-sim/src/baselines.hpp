@@ -9,6 +9,8 @@
 //                node-pool scaling gpuaasd asks for.
 #pragma once
 
+#include "scenario.hpp"
+
 #include <string>
 #include <vector>
 
@@ -35,6 +37,10 @@ struct PolicyText {
 
 // The policy texts a baseline runs with, made from the given ones. Errors name FILE:LINE.
 Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyText>& policies);
+// The gpuaas run scales the scenario's node pools through gpuaasd: a pool whose flavor has no
+// NodePool in the policies gets one from the scenario (size bounds, provisioning time, price).
+Result<std::vector<PolicyText>> with_node_pools(const std::vector<PolicyText>& policies,
+                                                const Scenario& scenario);
 // The PolicySet object (the way gpuaasd carries policy through its event stream) for texts that
 // must validate together; errors are FILE:LINE:COLUMN lines.
 Result<std::string> policy_set_json(const std::vector<PolicyText>& policies);

@@ -69,7 +69,7 @@ int64_t Cluster::gpus_capacity_milli() const {
 }
 
 bool Cluster::fits(const SimNode& n, const SimPod& p) const {
-  if (!n.ready) return false;
+  if (!n.ready || n.unschedulable) return false;
   if (n.cpu_free < p.cpu_milli || n.memory_free < p.memory_bytes) return false;
   for (const auto& [k, v] : p.node_selector) {
     auto it = n.labels.find(k);

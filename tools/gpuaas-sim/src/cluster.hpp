@@ -25,8 +25,10 @@ struct SimNode {
   std::vector<int32_t> device_free;  // GPU milli free per device (1000 each when empty)
   int64_t cpu_free = 0, memory_free = 0;
   int64_t cpu = 0, memory = 0;
-  bool ready = false;       // registered and Ready (failed provisioning: never)
-  bool registered = false;  // the Node object exists
+  bool ready = false;          // registered and Ready (failed provisioning: never)
+  bool registered = false;     // the Node object exists
+  bool unschedulable = false;  // cordoned (spec.unschedulable)
+  int32_t gpus_later = 0;      // GPUs not allocatable yet (gpuReadyDelay)
   Time ready_at{};
   int32_t pods = 0;
   int64_t gpu_total_milli() const { return static_cast<int64_t>(device_free.size()) * 1000; }

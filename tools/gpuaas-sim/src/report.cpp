@@ -22,6 +22,12 @@ json waits(const WaitStats& w) {
 }
 
 json report_object(const RunResult& r) {
+  json pools = json::object();
+  for (const auto& [name, p] : r.pools)
+    pools[name] = {{"nodes_launched", p.nodes_launched},
+                   {"provisioning_failures", p.provisioning_failures},
+                   {"node_seconds", round_to(p.node_seconds, 0.001)},
+                   {"max_nodes", p.max_nodes}};
   json tenants = json::object();
   for (const auto& [ns, t] : r.tenants) {
     tenants[ns] = {
@@ -66,6 +72,7 @@ json report_object(const RunResult& r) {
           {"max_nodes", r.max_nodes},
           {"nodes_added", r.nodes_added},
           {"nodes_removed", r.nodes_removed},
+          {"pools", pools},
           {"cost", round_to(r.cost, 0.01)},
           {"outcomes", r.outcomes},
           {"cost_per_outcome", cpo ? json(round_to(*cpo, 0.01)) : json()},

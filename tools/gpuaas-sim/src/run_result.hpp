@@ -38,6 +38,14 @@ struct SeriesPoint {
   int64_t nodes = 0;  // existing (provisioning ones too: they are paid for)
 };
 
+// One node pool's figures (report key "pools").
+struct PoolFigures {
+  int64_t nodes_launched = 0;         // nodes asked for during the run
+  int64_t provisioning_failures = 0;  // removed without ever becoming Ready
+  double node_seconds = 0;
+  int64_t max_nodes = 0;
+};
+
 struct RunResult {
   std::string policy;
   std::string scenario;
@@ -72,6 +80,7 @@ struct RunResult {
   int64_t deadlettered = 0;
   double wall_seconds = 0;
   std::map<std::string, TenantFigures> tenants;
+  std::map<std::string, PoolFigures> pools;
   std::vector<SeriesPoint> series;
 
   double gpu_allocation_rate() const;

@@ -120,10 +120,10 @@ std::string index_path(const std::string& base, std::size_t i) {
 }
 
 void read_pool(Reader& r, const YAML::Node& n, const std::string& path, NodePoolSpec& p) {
-  if (!r.check_fields(
-          n, path,
-          {"name", "flavor", "gpusPerNode", "cpuPerNode", "memoryPerNode", "nodes", "minNodes",
-           "maxNodes", "provisioningTime", "pricePerNodeHour", "failProvisioning"}))
+  if (!r.check_fields(n, path,
+                      {"name", "flavor", "gpusPerNode", "cpuPerNode", "memoryPerNode", "nodes",
+                       "minNodes", "maxNodes", "provisioningTime", "pricePerNodeHour",
+                       "failProvisioning", "gpuReadyDelay"}))
     return;
   bool max_set = false;
   for (const auto& kv : n) {
@@ -151,6 +151,8 @@ void read_pool(Reader& r, const YAML::Node& n, const std::string& path, NodePool
       p.provisioning_time = r.duration(v, fp).value_or(p.provisioning_time);
     } else if (k == "pricePerNodeHour") {
       p.price_per_node_hour = r.number(v, fp, 0, 1e6).value_or(0);
+    } else if (k == "gpuReadyDelay") {
+      p.gpu_ready_delay = r.duration(v, fp).value_or(p.gpu_ready_delay);
     } else if (k == "failProvisioning") {
       p.fail_provisioning = r.boolean(v, fp).value_or(false);
     }

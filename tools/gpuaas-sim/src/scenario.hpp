@@ -28,6 +28,9 @@ struct NodePoolSpec {
   Millis provisioning_time{std::chrono::minutes(10)};
   double price_per_node_hour = 0.0;
   bool fail_provisioning = false;  // new nodes never become Ready (chaos)
+  // New nodes register Ready with no allocatable GPUs; the GPUs show up this much later (the
+  // device plugin's start-up), as on real GPU nodes.
+  Millis gpu_ready_delay{0};
 };
 
 struct WorkloadTemplate {

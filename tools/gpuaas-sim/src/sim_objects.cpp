@@ -25,7 +25,7 @@ json node_object(const SimNode& n, uint64_t resource_version) {
             {"uid", "node-" + n.name},
             {"resourceVersion", std::to_string(resource_version)},
             {"labels", labels}}},
-          {"spec", json::object()},
+          {"spec", n.unschedulable ? json{{"unschedulable", true}} : json::object()},
           {"status",
            {{"capacity", capacity},
             {"allocatable", capacity},

@@ -44,6 +44,11 @@ Status Simulation::setup() {
   if (base.empty()) base = default_policy(scenario_);
   auto texts = policy_for(options_.policy, base);
   if (!texts) return texts.status();
+  if (options_.policy == Baseline::kGpuaas) {
+    auto pooled = with_node_pools(*texts, scenario_);
+    if (!pooled) return pooled.status();
+    texts = std::move(pooled);
+  }
   auto policy_set = policy_set_json(*texts);
   if (!policy_set) return policy_set.status();
   {
@@ -51,6 +56,7 @@ Status Simulation::setup() {
     for (const auto& p : *texts) pairs.emplace_back(p.name, p.text);
     auto loaded = policy::parse_policy_texts(pairs);
     for (const auto& f : loaded.set.flavors) flavor_labels_[f.name] = f.node_labels;
+    for (const auto& np : loaded.set.node_pools) node_pool_flavor_[np.name] = np.flavor;
   }
   for (const auto& p : scenario_.node_pools) {
     if (!flavor_labels_.count(p.flavor))
@@ -164,11 +170,31 @@ Status Simulation::settle() {
 
 void Simulation::apply(const v1::Action& a) {
   const auto& target = a.target();
-  if (target.kind() == "NodePool") {
+  if (target.kind() == "NodePool" && a.operation() == v1::Action::SCALE) {
+    // gpuaasd's scale target: {"replicas": N, "nodesToRemove": [names]} (docs/scale-out.md).
     json body = json::parse(a.body_json(), nullptr, false);
-    int64_t replicas = -1;
-    if (body.is_object() && body.contains("spec")) replicas = body["spec"].value("replicas", -1);
-    if (replicas >= 0) scale_pool(target.name(), static_cast<int32_t>(replicas), a.reason());
+    if (!body.is_object()) return;
+    std::vector<std::string> remove;
+    if (body.contains("nodesToRemove") && body["nodesToRemove"].is_array())
+      for (const auto& n : body["nodesToRemove"])
+        if (n.is_string()) remove.push_back(n.get<std::string>());
+    std::string pool = target.name();
+    if (!pools_.count(pool)) {  // a NodePool named otherwise: the scenario pool of its flavor
+      auto f = node_pool_flavor_.find(pool);
+      for (const auto& [name, spec] : pools_)
+        if (f != node_pool_flavor_.end() && spec->flavor == f->second) pool = name;
+    }
+    const int64_t replicas = body.value("replicas", int64_t{-1});
+    if (replicas >= 0) scale_pool(pool, static_cast<int32_t>(replicas), a.reason(), remove);
+    return;
+  }
+  if (target.kind() == "Node" && a.operation() == v1::Action::MERGE_PATCH) {
+    json patch = json::parse(a.body_json(), nullptr, false);
+    SimNode* n = cluster_.node(target.name());
+    if (n == nullptr || !patch.is_object() || !patch.contains("spec")) return;
+    const json& u = patch["spec"].value("unschedulable", json());
+    n->unschedulable = u.is_boolean() && u.get<bool>();
+    if (n->registered) publish_node(*n, Change::kModified);
     return;
   }
   auto it = by_key_.find(target.namespace_() + "/" + target.name());
@@ -202,6 +228,7 @@ void Simulation::advance(Time t) {
     result_.tenants[ns].busy_gpu_seconds += dt * static_cast<double>(m) / 1000;
   for (const auto& [name, n] : cluster_.nodes()) {
     result_.node_seconds += dt;
+    result_.pools[n.pool].node_seconds += dt;
     result_.cost += dt / 3600.0 * pools_.at(n.pool)->price_per_node_hour;
   }
   last_ = t;
@@ -222,6 +249,11 @@ void Simulation::add_node(const NodePoolSpec& pool, bool at_start) {
   cluster_.add_node(name, pool, node_labels(pool, name));
   ++result_.nodes_added;
   result_.max_nodes = std::max<int64_t>(result_.max_nodes, cluster_.nodes().size());
+  PoolFigures& figures = result_.pools[pool.name];
+  if (!at_start) ++figures.nodes_launched;
+  int64_t in_pool = 0;
+  for (const auto& [n, node] : cluster_.nodes()) in_pool += node.pool == pool.name ? 1 : 0;
+  figures.max_nodes = std::max(figures.max_nodes, in_pool);
   if (at_start) {
     node_ready(name);
     return;
@@ -234,8 +266,21 @@ void Simulation::node_ready(const std::string& name) {
   if (n == nullptr) return;  // removed while it was provisioning
   n->registered = true;
   // failProvisioning is chaos for scale-out: the nodes the pool starts with are fine.
-  n->ready = now_ == scenario_.start || !pools_.at(n->pool)->fail_provisioning;
+  const NodePoolSpec& pool = *pools_.at(n->pool);
+  n->ready = now_ == scenario_.start || !pool.fail_provisioning;
   n->ready_at = now_;
+  if (n->ready && now_ != scenario_.start && pool.gpu_ready_delay.count() > 0) {
+    // Ready first; the device plugin reports the GPUs later.
+    n->gpus_later = static_cast<int32_t>(n->device_free.size());
+    n->device_free.clear();
+    agenda_.at(now_ + pool.gpu_ready_delay, [this, name] {
+      SimNode* m = cluster_.node(name);
+      if (m == nullptr || m->gpus_later == 0) return;
+      m->device_free.assign(static_cast<std::size_t>(m->gpus_later), 1000);
+      m->gpus_later = 0;
+      publish_node(*m, Change::kModified);
+    });
+  }
   publish_node(*n, Change::kAdded);
 }
 
@@ -245,11 +290,24 @@ void Simulation::publish_node(const SimNode& n, Change c) {
 
 // Grows by provisioning new nodes; shrinks by removing nodes still provisioning, then Ready nodes
 // without pods. A node with pods is never removed: busy work is not killed.
-void Simulation::scale_pool(const std::string& pool_name, int32_t target, const std::string&) {
+void Simulation::scale_pool(const std::string& pool_name, int32_t target, const std::string&,
+                            const std::vector<std::string>& remove) {
   auto pit = pools_.find(pool_name);
   if (pit == pools_.end()) return;
   const NodePoolSpec& pool = *pit->second;
   target = std::clamp(target, pool.min_nodes, pool.max_nodes);
+  auto drop = [&](const std::string& name) {
+    SimNode* n = cluster_.node(name);
+    if (n->registered && !n->ready) ++result_.pools[pool_name].provisioning_failures;
+    if (n->registered) publish_node(*n, Change::kDeleted);
+    cluster_.remove_node(name);
+    node_empty_since_.erase(name);
+    ++result_.nodes_removed;
+  };
+  for (const auto& name : remove) {  // named nodes go first, unless they hold pods
+    SimNode* n = cluster_.node(name);
+    if (n != nullptr && n->pool == pool_name && n->pods == 0) drop(name);
+  }
   std::vector<std::string> mine;
   for (const auto& [name, n] : cluster_.nodes())
     if (n.pool == pool_name) mine.push_back(name);
@@ -260,10 +318,7 @@ void Simulation::scale_pool(const std::string& pool_name, int32_t target, const 
       if (have <= target) break;
       SimNode* n = cluster_.node(name);
       if (n == nullptr || n->pods > 0 || (provisioning == n->registered)) continue;
-      if (n->registered) publish_node(*n, Change::kDeleted);
-      cluster_.remove_node(name);
-      node_empty_since_.erase(name);
-      ++result_.nodes_removed;
+      drop(name);
       --have;
     }
   }

@@ -106,7 +106,9 @@ class Simulation {
   // Labels of a pool's node: its flavor's nodeLabels, gpuaas.io/flavor, node-pool, hostname.
   std::map<std::string, std::string> node_labels(const NodePoolSpec& pool, const std::string& name);
   void node_ready(const std::string& name);
-  void scale_pool(const std::string& pool, int32_t target, const std::string& why);
+  // To `target` nodes (within minNodes..maxNodes); `remove` names nodes to remove first.
+  void scale_pool(const std::string& pool, int32_t target, const std::string& why,
+                  const std::vector<std::string>& remove = {});
   void autoscale();  // cluster-autoscaler, for the kueue-like baseline
   void publish_node(const SimNode& n, Change c);
   void publish_metrics();
@@ -162,7 +164,8 @@ class Simulation {
   std::vector<SimWorkload> workloads_;
   std::map<std::string, std::size_t> by_key_;  // namespace/name -> workload
   std::map<std::string, const NodePoolSpec*> pools_;
-  std::map<std::string, int32_t> pool_next_;  // node name counter per pool
+  std::map<std::string, std::string> node_pool_flavor_;  // gpuaas NodePool name -> flavor
+  std::map<std::string, int32_t> pool_next_;             // node name counter per pool
   std::map<std::string, std::map<std::string, std::string>> flavor_labels_;
   std::map<std::string, Time> node_empty_since_;  // the autoscaler's scale-down clock
 

@@ -27,6 +27,9 @@ class DemandTrend {
   void observe(Time t, double demand);
   // Expected demand `ahead` after the last closed step; nullopt until two steps have closed.
   std::optional<double> forecast(Millis ahead) const;
+  // What the trend adds `ahead`: max(0, trend) * ahead/step. A falling demand adds nothing, and
+  // the level's lag behind a fast drop never reads as growth.
+  double growth(Millis ahead) const;
   // Per step; 0 until two steps have closed.
   double trend() const { return steps_ >= 2 ? trend_ : 0.0; }
   double level() const { return level_; }
@@ -38,6 +41,7 @@ class DemandTrend {
   double alpha_;
   double beta_;
   std::optional<Time> step_start_;
+  std::optional<Time> last_;  // the latest sample's time
   double current_ = 0;  // the last sample in the open step
   double level_ = 0;
   double trend_ = 0;
