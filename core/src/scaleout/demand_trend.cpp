@@ -12,6 +12,9 @@ DemandTrend::DemandTrend(Millis window, Millis step) : step_(std::max(step, Mill
 }
 
 void DemandTrend::close_step(double y) {
+  closed_[2] = closed_[1];
+  closed_[1] = closed_[0];
+  closed_[0] = y;
   if (steps_ == 0) {
     level_ = y;
   } else {
@@ -45,7 +48,7 @@ void DemandTrend::observe(Time t, double demand) {
 }
 
 double DemandTrend::growth(Millis ahead) const {
-  if (steps_ < 2 || trend_ <= 0) return 0;
+  if (steps_ < 3 || trend_ <= 0 || closed_[0] <= closed_[2]) return 0;
   return trend_ * static_cast<double>(ahead.count()) / static_cast<double>(step_.count());
 }
 

@@ -199,9 +199,11 @@ Plan plan_pool(const PlanInput& in) {
     const double growth = expected - plan.demand_milli;
     const double capacity = static_cast<double>(planned) * static_cast<double>(per_node);
     const double slack = std::max(0.0, capacity - plan.demand_milli);
-    // Less than one GPU short is noise, not a reason to buy a node.
-    if (growth - slack >= 1000)
-      plan.add_forecast = ceil_div(growth - slack, static_cast<double>(per_node));
+    // A forecast is an estimate: it buys whole nodes to the nearest, so that a trend a fraction
+    // of a node above the capacity (one job's jump reads as a trend) buys nothing.
+    if (growth > slack)
+      plan.add_forecast = static_cast<int32_t>(
+          std::floor((growth - slack) / static_cast<double>(per_node) + 0.5));
     plan.keep = ceil_div(std::max(plan.demand_milli, expected), static_cast<double>(per_node));
   } else {
     plan.keep = ceil_div(plan.demand_milli, static_cast<double>(per_node));

@@ -362,7 +362,7 @@ PlanInput forecast_pool() {
 }
 
 TEST(PoolPlan, ForecastGrowthBeyondTheSlackAddsNodes) {
-  // forecast 20000: growth 16000, slack 4000 -> ceil(12000 / 4000) = 3; keep ceil(20000/4000).
+  // forecast 20000: growth 16000, slack 4000 -> 12000 / 4000 = 3 nodes; keep ceil(20000/4000).
   PlanInput in = forecast_pool();
   in.forecast_milli = 20000;
   const Plan plan = plan_pool(in);
@@ -374,10 +374,14 @@ TEST(PoolPlan, ForecastGrowthBeyondTheSlackAddsNodes) {
   EXPECT_NE(plan.reason.find("demand 4 GPUs, forecast 20 in 10m"), std::string::npos)
       << plan.reason;
 
-  // forecast 13000: growth 9000, slack 4000 -> ceil(5000 / 4000) = 2; keep ceil(13000/4000) = 4.
+  // forecast 13000: growth 9000, slack 4000 -> 5000 / 4000 = 1.25 nodes, to the nearest: 1;
+  // keep ceil(13000/4000) = 4.
   in.forecast_milli = 13000;
   const Plan partial = plan_pool(in);
-  EXPECT_EQ(partial.add_forecast, 2);
+  EXPECT_EQ(partial.add_forecast, 1);
+  // forecast 15000: 7000 / 4000 = 1.75 -> 2.
+  in.forecast_milli = 15000;
+  EXPECT_EQ(plan_pool(in).add_forecast, 2);
   EXPECT_EQ(partial.keep, 4);
 }
 

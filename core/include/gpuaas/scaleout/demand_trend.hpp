@@ -27,8 +27,10 @@ class DemandTrend {
   void observe(Time t, double demand);
   // Expected demand `ahead` after the last closed step; nullopt until two steps have closed.
   std::optional<double> forecast(Millis ahead) const;
-  // What the trend adds `ahead`: max(0, trend) * ahead/step. A falling demand adds nothing, and
-  // the level's lag behind a fast drop never reads as growth.
+  // What the trend adds `ahead`: max(0, trend) * ahead/step, while the demand is still rising
+  // (the last closed step above the one two steps before). A falling demand adds nothing, the
+  // level's lag behind a fast drop never reads as growth, and a one-off jump (one job arriving)
+  // is a new level, not a trend, once it has held for two steps.
   double growth(Millis ahead) const;
   // Per step; 0 until two steps have closed.
   double trend() const { return steps_ >= 2 ? trend_ : 0.0; }
@@ -43,6 +45,7 @@ class DemandTrend {
   std::optional<Time> step_start_;
   std::optional<Time> last_;  // the latest sample's time
   double current_ = 0;  // the last sample in the open step
+  double closed_[3] = {0, 0, 0};  // the last three closed steps' values, newest first
   double level_ = 0;
   double trend_ = 0;
   long steps_ = 0;

@@ -1,0 +1,172 @@
+// Node scale-out and scale-in through gpuaasd's NodePool actions (issue #7), in virtual time:
+// the simulator plays the pools, their provisioning delays and GPUs that show up late; the
+// decisions are gpuaasd's own.
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "simulation.hpp"
+#include "scenario.hpp"
+
+namespace gpuaas::sim {
+namespace {
+
+SimOptions options_for(Baseline b) {
+  SimOptions o;
+  o.seed = 1;
+  o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
+  o.policy = b;
+  return o;
+}
+
+Scenario scenario_of(const std::string& yaml) {
+  auto s = parse_scenario(yaml, "test.yaml", "");
+  EXPECT_TRUE(s.is_ok()) << s.status().message();
+  return s.is_ok() ? std::move(s).value() : Scenario{};
+}
+
+RunResult run(const Scenario& s, Baseline b) {
+  auto r = run_simulation(s, options_for(b));
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  return r.is_ok() ? std::move(r).value() : RunResult{};
+}
+
+int64_t rule(const RunResult& r, std::string_view name) {
+  for (const auto& [k, v] : r.actions_by_rule)
+    if (k == name) return v;
+  return 0;
+}
+
+PoolFigures pool(const RunResult& r, std::string_view name) {
+  for (const auto& [k, v] : r.pools)
+    if (k == name) return v;
+  ADD_FAILURE() << "no pool " << name << " in the report";
+  return {};
+}
+
+// The demo's bursty scenario: the demand trend asks for nodes before the jobs of a sweep
+// arrive; cluster-autoscaler waits for pending pods and buys twice for nodes whose GPUs are late.
+TEST(ScaleOutTest, BurstsWaitLessThanReactiveScalingAtNoMoreNodeHours) {
+  auto s = load_scenario(GPUAAS_SOURCE_DIR "/deploy/demo/scaleout/scenario.yaml");
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  const RunResult reactive = run(*s, Baseline::kKueueLike);
+  const RunResult gpuaas = run(*s, Baseline::kGpuaas);
+  EXPECT_EQ(gpuaas.outcomes, 72);
+  EXPECT_EQ(reactive.outcomes, 72);
+  EXPECT_LE(gpuaas.queue_wait.mean(), 0.7 * reactive.queue_wait.mean());
+  EXPECT_LE(gpuaas.node_seconds, reactive.node_seconds);
+  EXPECT_GT(rule(gpuaas, "scaleout/forecast"), 0);
+  EXPECT_GT(rule(gpuaas, "scalein/unneeded"), 0);
+  EXPECT_LE(gpuaas.max_nodes, 12);  // the quota (96 GPUs) bounds the pool, not maxNodes (16)
+  EXPECT_EQ(pool(gpuaas, "h100").provisioning_failures, 0);
+}
+
+// One 8-GPU job waits for a node whose GPUs become allocatable 5 minutes after it is Ready:
+// a node Ready without GPUs counts as coming, so exactly one node is bought.
+TEST(ScaleOutTest, GpusAllocatableLateDoNotBuyASecondNode) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+metadata: {name: late-gpus}
+spec:
+  duration: 3h
+  nodePools:
+    - {name: h100, flavor: h100, gpusPerNode: 8, nodes: 1, minNodes: 1, maxNodes: 4,
+       provisioningTime: 10m, gpuReadyDelay: 5m}
+  workloads:
+    - {name: long, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 8,
+       duration: 2h}
+    - {name: next, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 8,
+       submitAt: 5m, duration: 30m}
+)");
+  const RunResult r = run(s, Baseline::kGpuaas);
+  EXPECT_EQ(r.outcomes, 2);
+  EXPECT_EQ(pool(r, "h100").nodes_launched, 1);
+  EXPECT_EQ(r.max_nodes, 2);
+  // Waited for the node: 10 min provisioning + 5 min for its GPUs, less the 5 min it came late.
+  EXPECT_GT(r.queue_wait.percentile(100), 10 * 60.0);
+  const RunResult reactive = run(s, Baseline::kKueueLike);
+  EXPECT_GT(pool(reactive, "h100").nodes_launched, 1);  // the duplicate gpuaas avoids
+}
+
+// Chaos: new nodes register but never become Ready. Each is given up on after
+// maxNodeProvisionTime (15 min) and reported; the backoff (5 min, doubling to 30) bounds the
+// replacements over six hours.
+TEST(ScaleOutTest, NodesThatNeverBecomeReadyAreGivenUpOnWithBoundedReplacements) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+metadata: {name: chaos}
+spec:
+  duration: 6h
+  nodePools:
+    - {name: h100, flavor: h100, gpusPerNode: 8, nodes: 1, minNodes: 1, maxNodes: 8,
+       provisioningTime: 5m, failProvisioning: true}
+  workloads:
+    - {name: long, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 8,
+       duration: 6h}
+    - {name: wait, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 2, gpusPerPod: 8,
+       duration: 1h}
+)");
+  const RunResult r = run(s, Baseline::kGpuaas);
+  const PoolFigures p = pool(r, "h100");
+  // Asks for 2 nodes per attempt; attempts at 0, ~20m, ~45m, ~80m, ~125m, then every ~45m:
+  // about 9 attempts in 6 h. Without the backoff it would be one every 15 minutes (24).
+  EXPECT_GE(p.nodes_launched, 8);
+  EXPECT_LE(p.nodes_launched, 20);
+  EXPECT_GE(p.provisioning_failures, p.nodes_launched - 2);  // the last ones may still be pending
+  EXPECT_LE(r.max_nodes, 3);
+  EXPECT_GT(rule(r, "scaleout/giveUp"), 0);
+  EXPECT_EQ(r.never_started, 1);  // "wait" never had its nodes
+}
+
+// Scale-in removes the empty node after 10 minutes unneeded and never the node running
+// non-preemptible work.
+TEST(ScaleOutTest, ScaleInRemovesTheEmptyNodeNeverTheBusyOne) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+metadata: {name: scale-in}
+spec:
+  duration: 3h
+  nodePools:
+    - {name: h100, flavor: h100, gpusPerNode: 8, nodes: 3, minNodes: 0, maxNodes: 3,
+       provisioningTime: 10m}
+  workloads:
+    - {name: keep, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 8,
+       duration: 2h}
+)");
+  const RunResult r = run(s, Baseline::kGpuaas);
+  EXPECT_EQ(r.outcomes, 1);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(r.nodes_removed, 3);  // two empty ones at ~10 min, the last after "keep" ended
+  EXPECT_GT(rule(r, "scalein/unneeded"), 0);
+  // The busy node stayed its whole run: at least 2 h of node time plus two empty nodes' 10 min.
+  EXPECT_GE(r.node_seconds, 2 * 3600.0 + 2 * 600.0);
+  EXPECT_LT(r.node_seconds, 2 * 3600.0 + 2 * 900.0 + 900.0);
+}
+
+// Deadline-driven scale-out of exactly the needed size: six 2-GPU jobs of 1 h due at 2h15m on
+// one 4-GPU node would finish at ~3 h staggered (two miss); one more node (10 min away) lets
+// four run at once and every deadline is met. Two nodes would be the backlog's answer.
+TEST(ScaleOutTest, DeadlinesBuyExactlyTheNodesThatSaveThem) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+metadata: {name: deadline-size}
+spec:
+  duration: 4h
+  nodePools:
+    - {name: a100, flavor: a100, gpusPerNode: 4, nodes: 1, minNodes: 1, maxNodes: 4,
+       provisioningTime: 10m}
+  workloads:
+    - {name: train, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 2,
+       duration: 1h, deadline: 2h15m, count: 6}
+)");
+  const RunResult r = run(s, Baseline::kGpuaas);
+  EXPECT_EQ(r.deadlines, 6);
+  EXPECT_EQ(r.deadline_misses, 0);
+  EXPECT_EQ(pool(r, "a100").nodes_launched, 1);
+  EXPECT_EQ(r.max_nodes, 2);
+  EXPECT_GT(rule(r, "scaleout/deadline"), 0);
+  EXPECT_EQ(rule(r, "scaleout/backlog"), 0);
+}
+
+}  // namespace
+}  // namespace gpuaas::sim
