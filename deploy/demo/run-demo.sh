@@ -2,8 +2,8 @@
 # The demo: a simulated day on a shared GPU cluster under gpuaas and two baselines; then a real
 # nats-server on 127.0.0.1, gpuaasd on an example policy, a small GPU cluster
 # published as Kubernetes objects and a dcgm-exporter scrape, then what the daemon holds.
-# Last, idle reclaim with a daemon of its own: a RayCluster goes to zero, its GPUs are lent and
-# taken back. Usage: deploy/demo/run-demo.sh [BUILD_DIR]; SKIP_DAY=1 skips the simulated day (it
+# Then idle reclaim with a daemon of its own: a RayCluster goes to zero, its GPUs are lent and
+# taken back. Last, node scale-out ahead of bursts, simulated. Usage: deploy/demo/run-demo.sh [BUILD_DIR]; SKIP_DAY=1 skips the simulated day (it
 # takes minutes). Leaves nothing running; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -233,5 +233,18 @@ for q in json.load(sys.stdin)["cluster_queues"]:
         q["name"], gpus[0]["usage"], gpus[0]["nominal"], q["admitted"], q["pending"]))
 PY
 )"
+
+# Part 4: node scale-out (simulated). Three sweeps of 4-GPU jobs hit a pool that starts with one
+# node; gpuaasd reads the demand's trend and asks for nodes before the jobs that need them arrive;
+# the reactive baseline waits for pending pods (and buys twice for nodes whose GPUs come late).
+step "Scale-out ahead of bursts: gpuaas-sim --scenario deploy/demo/scaleout/scenario.yaml --compare kueue-like,gpuaas"
+"$B/bin/gpuaas-sim" --scenario deploy/demo/scaleout/scenario.yaml --seed 1 \
+  --compare kueue-like,gpuaas --report "$CHART_DIR/gpuaas-demo-scaleout.json" | sed -n '1,16p'
+echo "gpuaasd's first scale-out of the first sweep (its log): the backlog is empty, nothing waits"
+echo "yet; the demand's trend says what will be needed one provisioning time from now:"
+GPUAAS_SIM_LOG=info "$B/bin/gpuaas-sim" --scenario deploy/demo/scaleout/scenario.yaml --seed 1 2>&1 >/dev/null \
+  | grep -m 3 'NodePool h100: add' | sed 's/^.*NodePool/  NodePool/'
+echo "(report: $CHART_DIR/gpuaas-demo-scaleout.json; docs/scale-out.md explains the rules)"
+
 echo
 echo "demo done: the daemons held the clusters above; everything it started is stopped now."
