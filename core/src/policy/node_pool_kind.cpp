@@ -26,27 +26,6 @@ constexpr int64_t kMaxGpusPerNode = 64;
 constexpr int64_t kMaxNodes = 10000;
 constexpr const char* kNodePoolLabel = "gpuaas.io/node-pool";
 
-// A number written plainly (98.32, 0, 1e3); a quoted one is an error as for integers.
-std::optional<double> plain_number(Reader& r, const Field& f) {
-  if (!f.value.IsScalar()) {
-    r.error(r.at(f), f.path + " must be a number");
-    return std::nullopt;
-  }
-  const std::string& s = f.value.Scalar();
-  if (f.value.Tag() != "?") {
-    r.error(r.at(f), f.path + " must be a number, not the string " + in_quotes(s));
-    return std::nullopt;
-  }
-  double v = 0;
-  const char* begin = s.data() + (!s.empty() && s[0] == '+' ? 1 : 0);
-  auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(v)) {
-    r.error(r.at(f), f.path + ": " + in_quotes(s) + " is not a number");
-    return std::nullopt;
-  }
-  return v;
-}
-
 // Where the top-level field `name` of a document was written (its key); `fallback` when absent.
 SourceRef key_at(Reader& r, const YAML::Node& doc, const char* name, const SourceRef& fallback) {
   if (!doc.IsMap()) return fallback;
@@ -69,10 +48,6 @@ bool read_duration(Reader& r, const Fields& in, const char* name, bool positive,
   }
   to = *d;
   return true;
-}
-
-void read_boolean(Reader& r, const Fields& in, const char* name, bool& to) {
-  if (const auto* f = in.get(name)) to = r.boolean(*f).value_or(to);
 }
 
 // A non-empty string that is a Kubernetes object name (DNS-1123 subdomain).

@@ -126,6 +126,11 @@ std::vector<ResourceGroup> read_resource_groups(Reader& r, const Field& f, const
 double read_fair_sharing(Reader& r, const Field* f);
 std::optional<StopPolicy> read_stop_policy(Reader& r, const Field& f);
 
+// Shared by the gpuaas.io kinds (reclaim_kinds.cpp): a number written plainly (5, 0.5, 1e-3; a
+// quoted one is an error, as for integers), and a boolean field read into `to` when present.
+std::optional<double> plain_number(Reader& r, const Field& f);
+void read_boolean(Reader& r, const Fields& in, const char* name, bool& to);
+
 // Kubernetes' own types as Kueue embeds them (kube_types.cpp).
 LabelSelector read_label_selector(Reader& r, const Field& f);
 std::vector<Taint> read_taints(Reader& r, const Field& f);

@@ -24,10 +24,9 @@ const char* to_string(IdleAction v) {
 const char* to_string(MissingData v) { return v == MissingData::kIdle ? "Idle" : "NotIdle"; }
 
 namespace detail {
-namespace {
 
 // A number written plainly (5, 0.5, 1e-3); a quoted one is an error as for integers.
-std::optional<double> number(Reader& r, const Field& f) {
+std::optional<double> plain_number(Reader& r, const Field& f) {
   if (!f.value.IsScalar()) {
     r.error(r.at(f), f.path + " must be a number");
     return std::nullopt;
@@ -47,10 +46,16 @@ std::optional<double> number(Reader& r, const Field& f) {
   return v;
 }
 
+void read_boolean(Reader& r, const Fields& in, const char* name, bool& to) {
+  if (const auto* f = in.get(name)) to = r.boolean(*f).value_or(to);
+}
+
+namespace {
+
 // A number within [min, max]; `unit` explains the range in the message.
 std::optional<double> number_in(Reader& r, const Field& f, double min, double max,
                                 const std::string& unit) {
-  auto v = number(r, f);
+  auto v = plain_number(r, f);
   if (!v) return std::nullopt;
   if (*v < min || *v > max) {
     r.error(r.at(f), f.path + ": " + f.value.Scalar() + " is out of range; " + unit);
@@ -61,10 +66,6 @@ std::optional<double> number_in(Reader& r, const Field& f, double min, double ma
 
 void read_duration(Reader& r, const Fields& in, const char* name, std::chrono::seconds& to) {
   if (const auto* f = in.get(name)) to = r.duration(*f).value_or(to);
-}
-
-void read_boolean(Reader& r, const Fields& in, const char* name, bool& to) {
-  if (const auto* f = in.get(name)) to = r.boolean(*f).value_or(to);
 }
 
 // A Kubernetes annotation key: [DNS-subdomain "/"] name, the name at most 63 characters of
@@ -171,7 +172,7 @@ std::vector<IdleThreshold> read_thresholds(Reader& r, const Field& f) {
                     t.metric + " is a 0–1 ratio (0.05 means 5%), not a percentage");
     } else {
       t.known = false;
-      v = number(r, *below);
+      v = plain_number(r, *below);
       r.warning(t.at, metric->path + ": " + in_quotes(t.metric) +
                           " is not a metric gpuaas knows; its value is compared as given");
     }
