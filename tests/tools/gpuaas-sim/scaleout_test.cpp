@@ -5,8 +5,8 @@
 
 #include <string_view>
 
-#include "simulation.hpp"
 #include "scenario.hpp"
+#include "simulation.hpp"
 
 namespace gpuaas::sim {
 namespace {
@@ -166,6 +166,84 @@ spec:
   EXPECT_EQ(r.max_nodes, 2);
   EXPECT_GT(rule(r, "scaleout/deadline"), 0);
   EXPECT_EQ(rule(r, "scaleout/backlog"), 0);
+}
+
+// A node that holds only preemptible work is drained when the rest of the pool has room for it:
+// "small" (priority 0, below the pool's preemptibleBelowPriority 50) started on the second node
+// while the first was full; once "filler" ends, the first has room, "small" is preempted (rule
+// scalein/drain), queued again and placed there, and the second node is removed.
+TEST(ScaleOutTest, ANodeWithOnlyPreemptibleWorkIsDrainedWhenTheRestHasRoom) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+metadata: {name: drain}
+spec:
+  duration: 4h
+  nodePools:
+    - {name: h100, flavor: h100, gpusPerNode: 8, nodes: 2, minNodes: 1, maxNodes: 2,
+       provisioningTime: 10m}
+  workloads:
+    - {name: big, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 6,
+       duration: 3h, priorityClass: high}
+    - {name: filler, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 2,
+       duration: 20m, priorityClass: high}
+    - {name: small, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 2,
+       submitAt: 5m, duration: 2h, priorityClass: low}
+)");
+  SimOptions o = options_for(Baseline::kGpuaas);
+  o.policies = {{"drain.yaml", R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {gpuaas.io/flavor: h100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: team-a}}
+  resourceGroups:
+    - coveredResources: [cpu, memory, nvidia.com/gpu]
+      flavors:
+        - name: h100
+          resources:
+            - {name: cpu, nominalQuota: 1000}
+            - {name: memory, nominalQuota: 10000Gi}
+            - {name: nvidia.com/gpu, nominalQuota: 16}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {namespace: team-a, name: batch}
+spec: {clusterQueue: team-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 0
+---
+apiVersion: gpuaas.io/v1alpha1
+kind: NodePool
+metadata: {name: h100}
+spec:
+  flavor: h100
+  gpusPerNode: 8
+  minNodes: 1
+  maxNodes: 2
+  scaleIn: {preemptibleBelowPriority: 50}
+)"}};
+  auto r = run_simulation(s, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(r->outcomes, 3);
+  EXPECT_EQ(r->preemptions, 1);  // "small", by the drain; never "big"
+  EXPECT_GT(rule(*r, "scalein/drain"), 0);
+  EXPECT_EQ(r->nodes_removed, 1);
+  // Both nodes until the drain (filler ends at ~22m, small is drained once the node was
+  // unneeded 10 minutes), then one: well under 2 x 4 h of node time.
+  EXPECT_LT(r->node_seconds, 4 * 3600.0 + 3600.0);
+  EXPECT_GT(r->node_seconds, 4 * 3600.0 + 20 * 60.0);
 }
 
 }  // namespace
