@@ -312,6 +312,10 @@ std::string AdmissionController::explain_json(std::string_view request,
   return j.dump();
 }
 
+std::string AdmissionController::pools_json(const ClusterModel& model) const {
+  return impl_->scaler.json(model.now());
+}
+
 std::string AdmissionController::queues_json(const ClusterModel&) const {
   json out = json::array();
   if (!impl_->scheduler) return out.dump();

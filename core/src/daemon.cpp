@@ -210,7 +210,8 @@ IntakeStats Daemon::stats() const {
 std::string Daemon::state_json() const {
   std::shared_lock lock(model_mu_);
   return render_state_json(model_, counters_->stats, config_,
-                           admission_ ? admission_->queues_json(model_) : "[]");
+                           admission_ ? admission_->queues_json(model_) : "[]",
+                           admission_ ? admission_->pools_json(model_) : "[]");
 }
 
 std::string Daemon::plugins_json() const {

@@ -25,7 +25,9 @@ std::string_view str_or(element parent, std::string_view key, std::string_view f
   return fallback;
 }
 
-Status read_string_map(element e, const char* where, Labels& out) {
+// `keep` (when given) chooses the keys kept; the others are checked but not stored.
+Status read_string_map(element e, const char* where, Labels& out,
+                       bool (*keep)(std::string_view) = nullptr) {
   object o;
   if (e.get(o) != simdjson::SUCCESS) return Status::invalid(std::string(where) + ": not an object");
   for (auto field : o) {
@@ -33,9 +35,18 @@ Status read_string_map(element e, const char* where, Labels& out) {
     if (field.value.get(v) != simdjson::SUCCESS) {
       return Status::invalid(std::string(where) + "." + std::string(field.key) + ": not a string");
     }
-    out.emplace(field.key, v);
+    if (keep == nullptr || keep(field.key)) out.emplace(field.key, v);
   }
   return Status::ok();
+}
+
+// Of a Node's or Pod's annotations, core reads only those scale-in honours (cluster-autoscaler's
+// scale-down-disabled and safe-to-evict, Cluster API's machine, gpuaas's own).
+bool scale_in_annotation(std::string_view key) {
+  for (std::string_view prefix :
+       {"cluster-autoscaler.kubernetes.io/", "cluster.x-k8s.io/", "gpuaas.io/"})
+    if (key.substr(0, prefix.size()) == prefix) return true;
+  return false;
 }
 
 // Prefixes an error's message with the path it happened at. Paths are built only here, on the
@@ -246,11 +257,12 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
   if (meta.has(kLabels)) {
     if (auto s = read_string_map(meta.values[kLabels], "metadata.labels", m.labels); !s) return s;
   }
-  // Nodes and Pods are frequent and big; nothing in core reads their annotations.
+  // Nodes and Pods are frequent and big: of their annotations only those scale-in reads are kept.
   const bool core_v1 = m.api_version == "v1";
   const bool scheduler_kind = core_v1 && (m.kind == "Node" || m.kind == "Pod");
-  if (!scheduler_kind && meta.has(kAnnotations)) {
-    if (auto s = read_string_map(meta.values[kAnnotations], "metadata.annotations", m.annotations);
+  if (meta.has(kAnnotations)) {
+    if (auto s = read_string_map(meta.values[kAnnotations], "metadata.annotations", m.annotations,
+                                 scheduler_kind ? scale_in_annotation : nullptr);
         !s) {
       return s;
     }

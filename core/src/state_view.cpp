@@ -165,7 +165,8 @@ json workload_json(const ClusterModel& model, const std::string& key, const Kube
 }  // namespace
 
 std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
-                              const DaemonConfig& config, const std::string& cluster_queues_json) {
+                              const DaemonConfig& config, const std::string& cluster_queues_json,
+                              const std::string& node_pools_json) {
   json nodes = json::array();
   for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n));
   json pools = json::object();
@@ -192,6 +193,7 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
       {"metrics", {{"series", model.metrics().series_count()}}},
       {"policies", config.policy_files},
       {"cluster_queues", json::parse(cluster_queues_json, nullptr, false)},
+      {"node_pools", json::parse(node_pools_json, nullptr, false)},
       {"intake",
        {{"events_applied", stats.events_applied},
         {"events_replayed", stats.events_replayed},

@@ -252,6 +252,20 @@ TEST(ObjectDecoderTest, RealManifestSpotChecks) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Node scale-in reads cluster-autoscaler's and Cluster API's annotations on Nodes; the rest of a
+// Node's annotations (often large) are not stored.
+TEST(ObjectDecoderTest, NodeKeepsTheAnnotationsScaleInReads) {
+  auto node = decode_ok(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1",
+    "annotations":{"cluster-autoscaler.kubernetes.io/scale-down-disabled":"true",
+      "cluster.x-k8s.io/machine":"md-0-abcde","gpuaas.io/scale-in":"scalein/drain",
+      "node.alpha.kubernetes.io/ttl":"0","volumes.kubernetes.io/controller-managed-attach-detach":"true"}},
+    "status":{"conditions":[{"type":"Ready","status":"True"}]}})");
+  EXPECT_EQ(node.meta.annotations,
+            (Labels{{"cluster-autoscaler.kubernetes.io/scale-down-disabled", "true"},
+                    {"cluster.x-k8s.io/machine", "md-0-abcde"},
+                    {"gpuaas.io/scale-in", "scalein/drain"}}));
+}
+
 // The real Node
 
 TEST(ObjectDecoderTest, RealGpuNode) {
@@ -265,7 +279,7 @@ TEST(ObjectDecoderTest, RealGpuNode) {
   EXPECT_EQ(node.meta.labels.find("kubernetes.io/hostname")->second, "virtual-dgxa100.40g-0");
   EXPECT_EQ(node.meta.labels.find("node-role.kubernetes.io/agent")->second, "");
   EXPECT_EQ(node.meta.labels.find("gpu_affinity_capable")->second, "true");
-  // Nothing in core reads a Node's annotations, so they are not decoded.
+  // Of a Node's annotations only those scale-in reads are kept; this node has none of them.
   EXPECT_TRUE(node.meta.annotations.empty());
   EXPECT_FALSE(node.pod.has_value());
   ASSERT_TRUE(node.node.has_value());
@@ -391,7 +405,9 @@ TEST(ObjectDecoderTest, PodEffectiveRequest) {
   json pod = json::parse(R"({
     "apiVersion": "v1", "kind": "Pod",
     "metadata": {"name": "p", "namespace": "team-a", "uid": "u-1", "resourceVersion": "42",
-                 "labels": {"app": "train"}, "annotations": {"big": "ignored"}},
+                 "labels": {"app": "train"},
+                 "annotations": {"big": "ignored",
+                                 "cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}},
     "spec": {
       "nodeName": "gpu-1",
       "containers": [
@@ -413,7 +429,9 @@ TEST(ObjectDecoderTest, PodEffectiveRequest) {
   EXPECT_EQ(obj.meta.uid, "u-1");
   EXPECT_EQ(obj.meta.resource_version, "42");
   EXPECT_EQ(obj.meta.labels, (Labels{{"app", "train"}}));
-  EXPECT_TRUE(obj.meta.annotations.empty());  // not decoded for Pods
+  // Of a Pod's annotations only those scale-in reads are kept.
+  EXPECT_EQ(obj.meta.annotations,
+            (Labels{{"cluster-autoscaler.kubernetes.io/safe-to-evict", "false"}}));
   ASSERT_TRUE(obj.pod.has_value());
   EXPECT_EQ(obj.pod->node_name, "gpu-1");
   EXPECT_EQ(obj.pod->phase, "Running");

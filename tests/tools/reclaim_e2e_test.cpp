@@ -8,8 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "nats_fixture.hpp"
-#include "process.hpp"
+#include "daemon_e2e.hpp"
 
 namespace gpuaas::testing {
 namespace {
@@ -164,97 +163,9 @@ std::string notebook(const std::string& name, const std::string& stopped = "") {
          "memory: 8Gi}\n";
 }
 
-// `gpuaasctl watch actions --json` running in the background into a file, read as it grows.
-class ActionLog {
- public:
-  ActionLog(const std::string& ctl, const std::string& file) : file_(file) {
-    proc_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{"/bin/sh", "-c",
-                                 "exec " + ctl + " watch actions --timeout 120 --json > " + file},
-        file + ".err");
-    // It reads the stream from now on: give it time to subscribe before anything is published.
-    std::this_thread::sleep_for(milliseconds(500));
-  }
-  std::vector<json> all() const {
-    std::vector<json> out;
-    std::ifstream in(file_);
-    for (std::string line; std::getline(in, line);) {
-      auto j = json::parse(line, nullptr, false);
-      if (j.is_object()) out.push_back(std::move(j));
-    }
-    return out;
-  }
-  // The first action on NAME with RULE, or null.
-  json find(const std::string& name, const std::string& rule) const {
-    for (auto& a : all())
-      if (a["target"]["name"] == name && a["rule"] == rule) return a;
-    return nullptr;
-  }
-  std::string dump() const {
-    std::string out;
-    for (const auto& a : all()) out += a.dump() + "\n";
-    return out;
-  }
-
- private:
-  std::string file_;
-  std::unique_ptr<ChildProcess> proc_;
-};
-
-class ReclaimEndToEnd : public NatsServerTest {
+class ReclaimEndToEnd : public DaemonEndToEnd {
  protected:
-  void SetUp() override {
-    dir_ = temp_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    root_ = std::string("rcl") + std::to_string(counter_++);
-    // Fast ticks: the daemon's clock (event time) moves with them between our events.
-    config_ = write("gpuaasd.yaml",
-                    "subjectRoot: " + root_ + "\ntickInterval: 200ms\npolicyWatchInterval: 0s\n");
-  }
-  void start_daemon(const std::string& policy_text) {
-    policy_ = write("policy.yaml", policy_text);
-    daemon_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{bin_dir() + "/gpuaasd", "--config", config_, "--server", url(),
-                                 "--admin", "", "--policy", policy_, "--plugins",
-                                 bin_dir() + "/../plugins"},
-        dir_ + "/gpuaasd.log");
-    ASSERT_TRUE(eventually([&] { return ctl("state --json 2>/dev/null").exit_code == 0; }))
-        << log();
-    actions_ = std::make_unique<ActionLog>(ctl_cmd(), dir_ + "/actions.jsonl");
-  }
-  std::string ctl_cmd() const {
-    return bin_dir() + "/gpuaasctl --server " + url() + " --subject-root " + root_;
-  }
-  CommandResult ctl(const std::string& args) { return run_command(ctl_cmd() + " " + args); }
-  std::string write(const std::string& name, const std::string& text) {
-    std::string p = dir_ + "/" + name;
-    std::ofstream(p) << text;
-    return p;
-  }
-  int apply(const std::string& name, const std::string& text) {
-    return ctl("apply -f " + write(name, text) + " >/dev/null").exit_code;
-  }
-  json explain(const std::string& w) {
-    auto r = ctl("explain " + w + " --json 2>/dev/null");
-    return r.exit_code == 0 ? json::parse(r.out, nullptr, false) : json(nullptr);
-  }
-  // A ClusterQueue's usage of a resource, as `gpuaasctl state --json` reports it.
-  std::string usage(const std::string& cq, const std::string& resource) {
-    auto st = json::parse(ctl("state --json").out, nullptr, false);
-    if (!st.is_object()) return "";
-    for (const auto& q : st["cluster_queues"])
-      if (q["name"] == cq)
-        for (const auto& r : q["resources"])
-          if (r["resource"] == resource) return r["usage"].get<std::string>();
-    return "";
-  }
-  std::string log() const { return daemon_ ? daemon_->log() : std::string(); }
-  // Waits (bounded) for the action; returns it or null.
-  json await_action(const std::string& name, const std::string& rule,
-                    milliseconds bound = seconds(15)) {
-    json a;
-    eventually([&] { return !(a = actions_->find(name, rule)).is_null(); }, bound);
-    return a;
-  }
+  ReclaimEndToEnd() : DaemonEndToEnd("rcl") {}
 
   // The RayCluster admitted, then running with its pods while dcgm-exporter reports its GPUs idle
   // (a scrape every half second, as a scraper would), until it is scaled to zero. Returns the
@@ -295,11 +206,6 @@ class ReclaimEndToEnd : public NatsServerTest {
               0);
     return zero;
   }
-
-  std::string dir_, root_, config_, policy_;
-  std::unique_ptr<ChildProcess> daemon_;
-  std::unique_ptr<ActionLog> actions_;
-  static inline int counter_ = 0;
 };
 
 TEST_F(ReclaimEndToEnd, IdleRayClusterGoesToZeroKeepsItsQuotaThenReleasesIt) {

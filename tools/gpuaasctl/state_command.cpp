@@ -31,6 +31,20 @@ void print_human(const json& s) {
                     text(p["allocatable"]), text(p["requested"])});
   }
   table(rows);
+  if (s.contains("node_pools") && s["node_pools"].is_array() && !s["node_pools"].empty()) {
+    std::cout << "\nNODE POOLS\n";
+    rows = {{"NAME", "FLAVOR", "READY", "COMING", "MIN", "MAX", "LAUNCHED", "FAILED", "LAST PLAN"}};
+    for (const auto& p : s["node_pools"]) {
+      const auto& n = p["nodes"];
+      const int64_t coming = n["not_ready"].get<int64_t>() + n["asked"].get<int64_t>();
+      std::string plan = text(p["plan"]["rule"]);
+      if (plan.empty() || plan == "-") plan = "steady";
+      rows.push_back({text(p["name"]), text(p["flavor"]), text(n["ready"]), std::to_string(coming),
+                      text(p["min_nodes"]), text(p["max_nodes"]), text(p["nodes_launched"]),
+                      text(p["provisioning_failures"]), plan});
+    }
+    table(rows);
+  }
   std::cout << "\nWORKLOADS\n";
   rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "GPUS", "PODS"}};
   for (const auto& w : s["workloads"]) {

@@ -53,6 +53,8 @@ class AdmissionController {
   std::string explain_json(std::string_view request, const ClusterModel& model) const;
   // The ClusterQueues with their usage and pending counts, for `gpuaasctl state`.
   std::string queues_json(const ClusterModel& model) const;
+  // The NodePools node scale-out follows: nodes, what it asked for, its last plan (a JSON array).
+  std::string pools_json(const ClusterModel& model) const;
 
  private:
   struct Impl;

@@ -10,9 +10,11 @@
 
 namespace gpuaas::core {
 
-// `cluster_queues_json`: the admission engine's ClusterQueues (a JSON array), "[]" without one.
+// `cluster_queues_json`: the admission engine's ClusterQueues (a JSON array), "[]" without one;
+// `node_pools_json`: the NodePools node scale-out follows (docs/scale-out.md), likewise.
 std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
                               const DaemonConfig& config,
-                              const std::string& cluster_queues_json = "[]");
+                              const std::string& cluster_queues_json = "[]",
+                              const std::string& node_pools_json = "[]");
 
 }  // namespace gpuaas::core
