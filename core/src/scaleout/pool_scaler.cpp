@@ -75,6 +75,57 @@ v1::Action make(const std::string& api, const std::string& kind, const std::stri
   return a;
 }
 
+// The first PodDisruptionBudget that allows no disruption now (status.disruptionsAllowed < 1) and
+// selects one of `pods`, as "PodDisruptionBudget ns/name allows no disruption of pod ns/name";
+// "" when none does. The Eviction API would refuse such an eviction; a preemption would not, so
+// the drain does not start.
+std::string blocking_budget(const core::ClusterModel& model,
+                            const std::vector<const KubeObject*>& pods) {
+  if (pods.empty()) return "";
+  const std::string prefix = "policy/PodDisruptionBudget/";
+  const auto& objects = model.workloads();
+  for (auto it = objects.lower_bound(prefix);
+       it != objects.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    const KubeObject& pdb = it->second;
+    const auto j = nlohmann::json::parse(pdb.json, nullptr, false);
+    if (!j.is_object()) continue;
+    const auto* status = j.contains("status") ? &j["status"] : nullptr;
+    int64_t allowed = 0;
+    if (status && status->is_object() && status->contains("disruptionsAllowed") &&
+        (*status)["disruptionsAllowed"].is_number_integer())
+      allowed = (*status)["disruptionsAllowed"].get<int64_t>();
+    if (allowed >= 1) continue;
+    if (!j.contains("spec") || !j["spec"].is_object() || !j["spec"].contains("selector")) continue;
+    const nlohmann::json& sel = j["spec"]["selector"];
+    if (!sel.is_object()) continue;  // a nil selector selects nothing (policy/v1)
+    policy::LabelSelector selector;
+    selector.present = true;
+    if (sel.contains("matchLabels") && sel["matchLabels"].is_object())
+      for (auto it2 = sel["matchLabels"].begin(); it2 != sel["matchLabels"].end(); ++it2)
+        if (it2->is_string()) selector.match_labels[it2.key()] = it2->get<std::string>();
+    if (sel.contains("matchExpressions") && sel["matchExpressions"].is_array())
+      for (const auto& e : sel["matchExpressions"]) {
+        if (!e.is_object()) continue;
+        policy::LabelSelectorRequirement r;
+        r.key = e.value("key", "");
+        r.operator_ = e.value("operator", "");
+        if (e.contains("values") && e["values"].is_array())
+          for (const auto& v : e["values"])
+            if (v.is_string()) r.values.push_back(v.get<std::string>());
+        selector.match_expressions.push_back(std::move(r));
+      }
+    for (const KubeObject* pod : pods) {
+      if (pod->meta.namespace_ != pdb.meta.namespace_) continue;
+      policy::LabelMap labels;
+      for (const auto& [k, v] : pod->meta.labels) labels.emplace(k, v);
+      if (selector.matches(labels))
+        return "PodDisruptionBudget " + pdb.meta.namespace_ + "/" + pdb.meta.name +
+               " allows no disruption of pod " + pod->meta.namespace_ + "/" + pod->meta.name;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 PoolScaler::PoolScaler(telemetry::Registry* registry) {
@@ -346,6 +397,7 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
     std::vector<const admission::NodeDemand*> work;
     std::vector<const KubeObject*> evictable;  // safe-to-evict pods of no queued workload
     std::string blocker;                       // why it cannot be drained
+    std::vector<const KubeObject*> pods;       // what a drain would stop (not DaemonSet pods)
   };
   std::map<std::string, Holding> held;
   for (const auto& d : admitted)
@@ -358,6 +410,7 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
     if (pod.pod->phase == "Succeeded" || pod.pod->phase == "Failed") continue;
     if (pod.meta.controller && pod.meta.controller->kind == "DaemonSet") continue;
     Holding& h = held[pod.pod->node_name];
+    h.pods.push_back(&pod);
     const std::string name = pod.meta.namespace_ + "/" + pod.meta.name;
     if (annotated(pod.meta, kSafeToEvict, "false")) {
       h.blocker = "pod " + name + " is annotated safe-to-evict: \"false\"";
@@ -448,6 +501,10 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
     if (spec.target.kind == policy::ScaleTargetKind::kMachineSet &&
         n.meta.annotations.find(kMachineAnnotation) == n.meta.annotations.end())
       continue;  // it could not be named for removal once drained
+    if (const std::string pdb = blocking_budget(model, h->second.pods); !pdb.empty()) {
+      pool.last_note = "drain of " + name + " waits: " + pdb;
+      continue;  // tried again next scan, when the budget may allow it
+    }
     --count;
     drain_started = true;
     cordon(n, true, "scalein/drain", why, out);

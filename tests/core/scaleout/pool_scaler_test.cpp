@@ -61,7 +61,10 @@ class PoolScalerTest : public ::testing::Test {
   }
   void pod(const std::string& name, const std::string& node_name,
            const json& annotations = json::object(), const std::string& owner_kind = "") {
-    json meta = {{"name", name}, {"namespace", "default"}, {"annotations", annotations}};
+    json meta = {{"name", name},
+                 {"namespace", "default"},
+                 {"labels", {{"app", name.substr(0, name.find('-'))}}},
+                 {"annotations", annotations}};
     if (!owner_kind.empty())
       meta["ownerReferences"] = json::array({{{"apiVersion", "apps/v1"},
                                               {"kind", owner_kind},
@@ -74,13 +77,25 @@ class PoolScalerTest : public ::testing::Test {
          {"spec", {{"nodeName", node_name}, {"containers", json::array({{{"name", "c"}}})}}},
          {"status", {{"phase", "Running"}}}});
   }
-  // Passes every scan interval for `span`; returns the names of the nodes asked to be removed.
-  std::set<std::string> run_for(seconds span) {
+  void budget(int allowed) {
+    add({{"apiVersion", "policy/v1"},
+         {"kind", "PodDisruptionBudget"},
+         {"metadata",
+          {{"name", "cache"},
+           {"namespace", "default"},
+           {"resourceVersion", std::to_string(allowed + 10)}}},
+         {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "cache"}}}}}}},
+         {"status", {{"disruptionsAllowed", allowed}}}});
+  }
+  // Passes every scan interval for `span`; returns the names of the nodes asked to be removed
+  // (and, in `evicted`, the pods whose eviction was asked for).
+  std::set<std::string> run_for(seconds span, std::set<std::string>* evicted = nullptr) {
     std::set<std::string> removed;
     for (EventTime end = now_ + span; now_ <= end; now_ += PoolScaler::kScanInterval) {
       model_.advance(now_);
       auto out = scaler_.pass(model_, *scheduler_, {}, now_);
       for (const auto& a : out.actions) {
+        if (evicted && a.target().kind() == "Eviction") evicted->insert(a.target().name());
         const json body = json::parse(a.body_json());
         if (a.target().kind() == "NodePool" && body.contains("nodesToRemove"))
           for (const auto& n : body["nodesToRemove"]) removed.insert(n.get<std::string>());
@@ -113,6 +128,20 @@ TEST_F(PoolScalerTest, ScaleDownDisabledAndPodsThatMustStayKeepTheirNodes) {
   pod("debug", "bare");  // a pod of no queued workload, not marked safe to evict
   node("free");
   EXPECT_EQ(run_for(seconds(600)), (std::set<std::string>{"free"}));
+}
+
+// A pod that may be evicted (safe-to-evict "true") is drained only while its
+// PodDisruptionBudget allows a disruption.
+TEST_F(PoolScalerTest, ADrainWaitsForThePodDisruptionBudget) {
+  node("spare");
+  pod("cache-0", "spare", {{"cluster-autoscaler.kubernetes.io/safe-to-evict", "true"}});
+  budget(0);
+  std::set<std::string> evicted;
+  EXPECT_TRUE(run_for(seconds(300), &evicted).empty());
+  EXPECT_TRUE(evicted.empty());
+  budget(1);  // the budget's controller says one may go now
+  run_for(seconds(20), &evicted);
+  EXPECT_EQ(evicted, (std::set<std::string>{"cache-0"}));
 }
 
 TEST_F(PoolScalerTest, MinNodesIsTheFloor) {
