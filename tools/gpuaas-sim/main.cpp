@@ -145,6 +145,14 @@ int main(int argc, char** argv) {
                  "Directory of workload plugins (default: beside the binary)");
   app.add_option("--hours", hours, "Trace replays: simulate only the first H hours");
   app.add_option("--services", services, "Azure replay: InferenceServices to spread requests over");
+  bool elastic = false;
+  double from_hours = 0;
+  app.add_option("--from-hours", from_hours,
+                 "Alibaba replay: start this many hours into the trace (pods created before are "
+                 "left out)");
+  app.add_flag("--elastic", elastic,
+               "Alibaba replay: start with no nodes; each node shape is a pool that may grow to "
+               "the trace's count (10 min per node), scaled by each policy");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -189,7 +197,8 @@ int main(int argc, char** argv) {
   if (!scenario_file.empty()) {
     scenario = load_scenario(scenario_file);
   } else if (!alibaba.empty()) {
-    scenario = alibaba_scenario(alibaba[0], alibaba[1], hours);
+    scenario = alibaba_scenario(alibaba[0], alibaba[1], hours, elastic, std::chrono::minutes(10),
+                                from_hours);
   } else if (!azure.empty()) {
     scenario = azure_llm_scenario(azure, services, hours, seed);
   } else {

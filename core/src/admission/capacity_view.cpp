@@ -79,6 +79,14 @@ std::vector<NodeDemand> Scheduler::node_demand() const {
     d.since = e.queued_at;
     d.position = position++;
     d.pods = pods_of(e, a.counts);
+    int64_t need = 0;
+    for (const auto& p : d.pods) need += p.count * p.gpu_milli;
+    for (const auto& cr : s.covered[static_cast<std::size_t>(e.cq)])
+      if (cr.resource == s.gpu)
+        for (int fr : cr.frs)
+          if (s.tree->available(e.cq, fr) >= need)
+            d.flavors.push_back(s.tree->flavor_name(s.tree->fr_flavor(fr)));
+    if (d.flavors.empty()) d.flavors.push_back(d.flavor);
     if (!d.pods.empty()) out.push_back(std::move(d));
   }
   return out;

@@ -529,7 +529,21 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
                                     const std::set<std::string>& waking, EventTime now) {
   Output out;
   next_scan_ = now + kScanInterval;
-  const auto demand = scheduler.node_demand();
+  auto demand = scheduler.node_demand();
+  // Pending work goes to the first of its flavors whose pool can still grow (or that has no
+  // pool: then no pool of ours serves it), as Kueue's flavor fungibility tries the next flavor.
+  std::map<std::string, const Pool*> by_flavor;
+  for (const auto& pool : pools_) by_flavor[pool.spec.flavor] = &pool;
+  for (auto& d : demand) {
+    if (!d.pending || d.flavors.size() < 2) continue;
+    for (const auto& f : d.flavors) {
+      auto it = by_flavor.find(f);
+      if (it == by_flavor.end() || replicas(*it->second) < it->second->spec.max_nodes) {
+        d.flavor = f;
+        break;
+      }
+    }
+  }
   for (auto& pool : pools_) {
     scan(pool, model, now, out);
     if (!pool.observed_since) pool.observed_since = now;

@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "replay.hpp"
 #include "scenario.hpp"
 #include "simulation.hpp"
 
@@ -244,6 +245,47 @@ spec:
   // unneeded 10 minutes), then one: well under 2 x 4 h of node time.
   EXPECT_LT(r->node_seconds, 4 * 3600.0 + 3600.0);
   EXPECT_GT(r->node_seconds, 4 * 3600.0 + 20 * 60.0);
+}
+
+// A flavor whose pool cannot grow any more sends the next workload to the next flavor of its
+// ClusterQueue that has a pool with room, as Kueue's flavor fungibility tries the next flavor.
+TEST(ScaleOutTest, WorkSpillsToTheNextFlavorsPoolWhenTheFirstIsAtMaxNodes) {
+  const Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+metadata: {name: spill}
+spec:
+  duration: 3h
+  nodePools:
+    - {name: a, flavor: a, gpusPerNode: 8, nodes: 0, minNodes: 0, maxNodes: 1,
+       provisioningTime: 10m}
+    - {name: b, flavor: b, gpusPerNode: 8, nodes: 0, minNodes: 0, maxNodes: 1,
+       provisioningTime: 10m}
+  workloads:
+    - {name: train, namespace: team-a, queue: batch, kind: PyTorchJob, pods: 1, gpusPerPod: 8,
+       duration: 1h, count: 2}
+)");
+  const RunResult r = run(s, Baseline::kGpuaas);
+  EXPECT_EQ(r.outcomes, 2);
+  EXPECT_EQ(r.never_started, 0);
+  EXPECT_EQ(pool(r, "a").nodes_launched, 1);
+  EXPECT_EQ(pool(r, "b").nodes_launched, 1);
+}
+
+// The Alibaba trace replayed in time on an elastic cluster (it starts empty; each node shape may
+// grow to the trace's count, 10 minutes per node): three days of the trace's busy last month.
+TEST(ScaleOutTest, ElasticAlibabaReplayWaitsLessOnFewerNodeHoursThanReactiveScaling) {
+  const std::string dir = GPUAAS_SHARED_DIR "/traces/";
+  auto s =
+      alibaba_scenario(dir + "openb_pod_list_default.csv", dir + "openb_node_list_gpu_node.csv", 72,
+                       true, std::chrono::minutes(10), 2880);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  ASSERT_GT(s->workloads.size(), 500u);
+  const RunResult reactive = run(*s, Baseline::kKueueLike);
+  const RunResult gpuaas = run(*s, Baseline::kGpuaas);
+  EXPECT_LE(gpuaas.never_started, reactive.never_started);
+  EXPECT_LT(gpuaas.queue_wait.mean(), reactive.queue_wait.mean());
+  EXPECT_LT(gpuaas.node_seconds, reactive.node_seconds);
+  EXPECT_EQ(gpuaas.deadlettered, 0);
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ Millis limit_of(double hours) { return Millis(static_cast<int64_t>(hours * 3600.
 }  // namespace
 
 Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string& nodes_csv,
-                                  double hours) {
+                                  double hours, bool elastic, Millis provisioning,
+                                  double from_hours) {
   auto pods = read_alibaba_pods(pods_csv);
   if (!pods) return pods.status();
   auto nodes = read_alibaba_nodes(nodes_csv);
@@ -49,17 +50,25 @@ Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string
     p.memory_bytes_per_node = mem << 20;
     p.nodes = p.min_nodes = p.max_nodes = count;
     p.provisioning_time = Millis(0);
+    if (elastic) {
+      p.flavor = p.name;  // one pool per flavor: node scaling sizes each shape on its own
+      p.nodes = p.min_nodes = 0;
+      p.provisioning_time = provisioning;
+    }
     s.node_pools.push_back(p);
   }
-  const int64_t first =
-      std::min_element(pods->begin(), pods->end(), [](const auto& a, const auto& b) {
-        return a.creation_time < b.creation_time;
-      })->creation_time;
+  const int64_t first = std::min_element(pods->begin(), pods->end(),
+                                         [](const auto& a, const auto& b) {
+                                           return a.creation_time < b.creation_time;
+                                         })
+                            ->creation_time +
+                        static_cast<int64_t>(from_hours * 3600.0);
   Millis end{0};
   const Millis limit = hours > 0 ? limit_of(hours) : Millis::max();
   s.workloads.reserve(pods->size());
   for (const auto& p : *pods) {
     WorkloadTemplate w;
+    if (p.creation_time < first) continue;
     w.submit_at = Millis(seconds(p.creation_time - first));
     if (w.submit_at >= limit) continue;
     w.name = p.name;

@@ -19,9 +19,15 @@
 
 namespace gpuaas::sim {
 
-// hours > 0: only the first `hours` of the trace.
+// hours > 0: only the first `hours` of the trace (after `from_hours`: the pods created before
+// are left out and the replay starts there).
+// `elastic`: the cluster starts empty and each node shape is a pool (and a flavor) of its own
+// that may grow to the trace's count of that shape, with `provisioning` per node: a what-if for
+// node scaling, instead of the fixed cluster the trace ran on.
 Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string& nodes_csv,
-                                  double hours);
+                                  double hours, bool elastic = false,
+                                  Millis provisioning = std::chrono::minutes(10),
+                                  double from_hours = 0);
 Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours,
                                     uint64_t seed = 1);
 

@@ -106,7 +106,10 @@ struct NodeDemand {
     int64_t gpu_milli = 0;  // per pod
   };
   std::string workload;  // WorkloadInfo::key
-  std::string flavor;    // where its pods go (pending: the flavor its quota allows)
+  std::string flavor;    // where its pods go (pending: the first flavor its quota allows)
+  // Pending: every flavor of its ClusterQueue whose GPU quota has room for it, in the queue's
+  // order (scale-out takes the first whose pool can still grow, as flavor fungibility would).
+  std::vector<std::string> flavors;
   bool pending = false;  // waits for nodes; false: admitted (or parked, or evicting)
   bool parked = false;   // admitted, at zero, its nodes still reserved
   bool evicting = false;
