@@ -12,24 +12,15 @@
 #include "default_policy.hpp"
 #include "replay.hpp"
 #include "scenario.hpp"
+#include "sim_test_support.hpp"
 #include "simulation.hpp"
 
 namespace gpuaas::sim {
 namespace {
 
-SimOptions options_for(Baseline b) {
-  SimOptions o;
-  o.seed = 1;
-  o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
-  o.policy = b;
-  return o;
-}
-
-RunResult run(const Scenario& s, Baseline b) {
-  auto r = run_simulation(s, options_for(b));
-  EXPECT_TRUE(r.is_ok()) << r.status().message();
-  return r.is_ok() ? std::move(r).value() : RunResult{};
-}
+using testing::options_for;
+using testing::run;
+using testing::scenario_of;
 
 // Like an Azure replay (gpuaas owns scale to zero), on synthetic arrivals: three services, 1 h.
 // chat: a request a second for the first minute, nothing for half an hour, a minute again;

@@ -7,30 +7,15 @@
 
 #include "replay.hpp"
 #include "scenario.hpp"
+#include "sim_test_support.hpp"
 #include "simulation.hpp"
 
 namespace gpuaas::sim {
 namespace {
 
-SimOptions options_for(Baseline b) {
-  SimOptions o;
-  o.seed = 1;
-  o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
-  o.policy = b;
-  return o;
-}
-
-Scenario scenario_of(const std::string& yaml) {
-  auto s = parse_scenario(yaml, "test.yaml", "");
-  EXPECT_TRUE(s.is_ok()) << s.status().message();
-  return s.is_ok() ? std::move(s).value() : Scenario{};
-}
-
-RunResult run(const Scenario& s, Baseline b) {
-  auto r = run_simulation(s, options_for(b));
-  EXPECT_TRUE(r.is_ok()) << r.status().message();
-  return r.is_ok() ? std::move(r).value() : RunResult{};
-}
+using testing::options_for;
+using testing::run;
+using testing::scenario_of;
 
 int64_t rule(const RunResult& r, std::string_view name) {
   for (const auto& [k, v] : r.actions_by_rule)

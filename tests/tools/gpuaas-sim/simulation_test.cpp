@@ -1,6 +1,7 @@
 // Whole runs with known answers: gpuaasd's real decision code and the real plugins, in virtual
 // time (no sleeps), on small scenarios whose outcome can be worked out by hand.
 #include "simulation.hpp"
+#include "sim_test_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,27 +16,11 @@
 namespace gpuaas::sim {
 namespace {
 
+using testing::options_for;
+using testing::run;
+using testing::scenario_of;
+
 using nlohmann::json;
-
-SimOptions options_for(Baseline b, uint64_t seed = 1) {
-  SimOptions o;
-  o.seed = seed;
-  o.plugins_dir = std::string(GPUAAS_BIN_DIR) + "/../plugins";
-  o.policy = b;
-  return o;
-}
-
-Scenario scenario_of(const std::string& yaml) {
-  auto s = parse_scenario(yaml, "test.yaml", "");
-  EXPECT_TRUE(s.is_ok()) << s.status().message();
-  return s.is_ok() ? std::move(s).value() : Scenario{};
-}
-
-RunResult run(const Scenario& s, const SimOptions& o) {
-  auto r = run_simulation(s, o);
-  EXPECT_TRUE(r.is_ok()) << r.status().message();
-  return r.is_ok() ? std::move(r).value() : RunResult{};
-}
 
 // The staggering example: 4 GPUs, four 2-GPU jobs of 1 h due at 2h30m (room for two
 // start-up delays of ~2 min): two run now, two after them, every deadline met, no node bought.
@@ -298,8 +283,7 @@ TEST(ServingBaselineTest, KnativeScalesToZeroAndWakesOnARequest) {
   // after it started, wakes at 1,800 s, and goes to zero again 90 s after it runs again.
   const double first_start = kn.queue_wait.samples[0];
   const double woke = 1800.0 + kn.wake_latency.samples[0];
-  EXPECT_NEAR(kn.gpu_seconds_at_zero, (1800.0 - (first_start + 90)) + (3600.0 - (woke + 90)),
-              1.0);
+  EXPECT_NEAR(kn.gpu_seconds_at_zero, (1800.0 - (first_start + 90)) + (3600.0 - (woke + 90)), 1.0);
   EXPECT_DOUBLE_EQ(kn.idle_reserved_gpu_seconds, kn.gpu_seconds_at_zero);  // quota kept
   // The wake takes a start-up delay (2 min ± 20%); the second burst's requests meanwhile are cold.
   EXPECT_GE(kn.wake_latency.samples[0], 96.0);
