@@ -202,8 +202,8 @@ Plan plan_pool(const PlanInput& in) {
     // A forecast is an estimate: it buys whole nodes to the nearest, so that a trend a fraction
     // of a node above the capacity (one job's jump reads as a trend) buys nothing.
     if (growth > slack)
-      plan.add_forecast = static_cast<int32_t>(
-          std::floor((growth - slack) / static_cast<double>(per_node) + 0.5));
+      plan.add_forecast =
+          static_cast<int32_t>(std::floor((growth - slack) / static_cast<double>(per_node) + 0.5));
     plan.keep = ceil_div(std::max(plan.demand_milli, expected), static_cast<double>(per_node));
   } else {
     plan.keep = ceil_div(plan.demand_milli, static_cast<double>(per_node));
