@@ -242,8 +242,10 @@ step "Scale-out ahead of bursts: gpuaas-sim --scenario deploy/demo/scaleout/scen
   --compare kueue-like,gpuaas --report "$CHART_DIR/gpuaas-demo-scaleout.json" | sed -n '1,16p'
 echo "gpuaasd's first scale-out of the first sweep (its log): the backlog is empty, nothing waits"
 echo "yet; the demand's trend says what will be needed one provisioning time from now:"
-GPUAAS_SIM_LOG=info "$B/bin/gpuaas-sim" --scenario deploy/demo/scaleout/scenario.yaml --seed 1 2>&1 >/dev/null \
-  | grep -m 3 'NodePool h100: add' | sed 's/^.*NodePool/  NodePool/'
+# (The log goes to a file first: grep -m would close the pipe early, and pipefail would stop us.)
+GPUAAS_SIM_LOG=info "$B/bin/gpuaas-sim" --scenario deploy/demo/scaleout/scenario.yaml --seed 1 \
+  >/dev/null 2>"$WORK/scaleout.log"
+grep -m 3 'NodePool h100: add' "$WORK/scaleout.log" | sed 's/^.*NodePool/  NodePool/'
 echo "(report: $CHART_DIR/gpuaas-demo-scaleout.json; docs/scale-out.md explains the rules)"
 
 echo
