@@ -73,8 +73,9 @@ using namespace detail;  // NOLINT
 
 void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
                           admission::Scheduler& scheduler,
-                          const std::vector<admission::NodeDemand>& admitted, const Plan& plan,
-                          EventTime now, Output& out) {
+                          const std::vector<admission::NodeDemand>& admitted,
+                          const PodsByNode& pods_by_node, const Plan& plan, EventTime now,
+                          Output& out) {
   const auto& spec = pool.spec;
   // Who holds each node: placements of admitted work (parked ones too), and pods.
   struct Holding {
@@ -89,27 +90,28 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
       if (pool.nodes.count(node)) held[node].work.push_back(&d);
   std::unordered_map<std::string, const admission::NodeDemand*> by_key;
   for (const auto& d : admitted) by_key.emplace(d.workload, &d);
-  for (const auto& [key, pod] : model.pods()) {
-    if (!pod.pod || pod.pod->node_name.empty() || !pool.nodes.count(pod.pod->node_name)) continue;
-    if (pod.pod->phase == "Succeeded" || pod.pod->phase == "Failed") continue;
-    if (pod.meta.controller && pod.meta.controller->kind == "DaemonSet") continue;
-    Holding& h = held[pod.pod->node_name];
-    h.pods.push_back(&pod);
-    const std::string name = pod.meta.namespace_ + "/" + pod.meta.name;
-    if (annotated(pod.meta, kSafeToEvict, "false")) {
-      h.blocker = "pod " + name + " is annotated safe-to-evict: \"false\"";
-      continue;
-    }
-    const std::string w = model.workload_of(pod);
-    if (auto it = by_key.find(w); !w.empty() && it != by_key.end()) {
-      if (std::find(h.work.begin(), h.work.end(), it->second) == h.work.end())
-        h.work.push_back(it->second);
-      continue;
-    }
-    if (annotated(pod.meta, kSafeToEvict, "true")) {
-      h.evictable.push_back(&pod);
-    } else if (h.blocker.empty()) {
-      h.blocker = "pod " + name + " belongs to no queued workload and is not safe-to-evict";
+  for (const auto& [node_name, on_node] : pods_by_node) {
+    if (!pool.nodes.count(node_name)) continue;
+    for (const KubeObject* p : on_node) {
+      const KubeObject& pod = *p;
+      Holding& h = held[node_name];
+      h.pods.push_back(&pod);
+      const std::string name = pod.meta.namespace_ + "/" + pod.meta.name;
+      if (annotated(pod.meta, kSafeToEvict, "false")) {
+        h.blocker = "pod " + name + " is annotated safe-to-evict: \"false\"";
+        continue;
+      }
+      const std::string w = model.workload_of(pod);
+      if (auto it = by_key.find(w); !w.empty() && it != by_key.end()) {
+        if (std::find(h.work.begin(), h.work.end(), it->second) == h.work.end())
+          h.work.push_back(it->second);
+        continue;
+      }
+      if (annotated(pod.meta, kSafeToEvict, "true")) {
+        h.evictable.push_back(&pod);
+      } else if (h.blocker.empty()) {
+        h.blocker = "pod " + name + " belongs to no queued workload and is not safe-to-evict";
+      }
     }
   }
   auto is_empty = [](const Holding& h) {

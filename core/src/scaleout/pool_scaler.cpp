@@ -308,6 +308,14 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
   Output out;
   next_scan_ = now + kScanInterval;
   auto demand = scheduler.node_demand();
+  // One walk over the pods for every pool's scale-in.
+  PodsByNode pods_by_node;
+  for (const auto& [key, pod] : model.pods()) {
+    if (!pod.pod || pod.pod->node_name.empty()) continue;
+    if (pod.pod->phase == "Succeeded" || pod.pod->phase == "Failed") continue;
+    if (pod.meta.controller && pod.meta.controller->kind == "DaemonSet") continue;
+    pods_by_node[pod.pod->node_name].push_back(&pod);
+  }
   // Pending work goes to the first of its flavors whose pool can still grow (or that has no
   // pool: then no pool of ours serves it), as Kueue's flavor fungibility tries the next flavor.
   std::map<std::string, const Pool*> by_flavor;
@@ -376,7 +384,7 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
     const Plan plan = plan_pool(in);
     pool.last_plan = plan;
     scale_out(pool, in, plan, now, out);
-    scale_in(pool, model, scheduler, admitted, plan, now, out);
+    scale_in(pool, model, scheduler, admitted, pods_by_node, plan, now, out);
 
     if (nodes_gauge_) {
       int64_t ready = 0, coming = static_cast<int64_t>(pool.asked.size());

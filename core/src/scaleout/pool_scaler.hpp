@@ -10,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuaas/admission/scheduler.hpp"
@@ -98,9 +99,11 @@ class PoolScaler {
   void scan(Pool& pool, const core::ClusterModel& model, core::EventTime now, Output& out);
   void scale_out(Pool& pool, const PlanInput& in, const Plan& plan, core::EventTime now,
                  Output& out);
+  // Pods that hold a node (bound, not finished, not DaemonSet pods), by node name.
+  using PodsByNode = std::unordered_map<std::string, std::vector<const core::KubeObject*>>;
   void scale_in(Pool& pool, const core::ClusterModel& model, admission::Scheduler& scheduler,
-                const std::vector<admission::NodeDemand>& admitted, const Plan& plan,
-                core::EventTime now, Output& out);
+                const std::vector<admission::NodeDemand>& admitted, const PodsByNode& pods,
+                const Plan& plan, core::EventTime now, Output& out);
   // `nodes` given up on; the backoff grows one step per scan.
   void fail(Pool& pool, core::EventTime now, const std::string& what, int64_t nodes);
   // Actions: the pool's replica count, the removal of one named node, a cordon.
