@@ -75,7 +75,7 @@ json explanation(const admission::Explanation& x) {
 }  // namespace
 
 AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Registry* r)
-    : subjects(std::move(s)), source(std::move(src)), scaler(r), registry(r) {
+    : subjects(std::move(s)), source(std::move(src)), scaler(r), queue_metrics(r), registry(r) {
   if (!registry) return;
   auto& reloads = telemetry::BuildCounter()
                       .Name("gpuaas_policy_reloads_total")
@@ -109,10 +109,6 @@ AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Reg
                                "Workloads idle reclaim watches, by phase (Active, AtZero with "
                                "quota reserved, Released, Waking).")
                            .Register(*registry);
-  wait_time = &telemetry::BuildHistogram()
-                   .Name("gpuaas_admission_wait_time_seconds")
-                   .Help("Event time from a workload's first event to its admission.")
-                   .Register(*registry);
 }
 
 std::string AdmissionController::Impl::next_id(std::string_view event_id) {
@@ -130,6 +126,7 @@ void AdmissionController::Impl::scale_pass(ClusterModel& model, std::string_view
     a.set_cause_event_id(std::string(event_id));
     set_time(*a.mutable_time(), now);
     if (a.target().kind() == "Node") upsert_node(model, a.target().name());  // cordon: at once
+    queue_metrics.decision(a.rule());
     output.push_back(
         encode_action(a, subjects.actions(a.target().namespace_(), a.target().kind())));
   }
@@ -151,6 +148,7 @@ bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& o
     return false;
   }
   if (set->actions_size() == 0) return false;  // the object already is as asked
+  queue_metrics.decision(rule);
   bool first = true;
   for (auto& a : *set->mutable_actions()) {
     if (a.target().kind().empty()) {
@@ -209,17 +207,15 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
       decisions->Add({{"kind", admit ? "admit" : "preempt"}, {"rule", d.rule}}).Increment();
     if (admit) {
       admitted.insert(d.workload);
-      if (wait_time) {
-        auto it = first_seen.find(d.workload);
-        const double waited =
-            it == first_seen.end()
-                ? 0.0
-                : std::chrono::duration<double>(to_event_time(it->second) - now).count() * -1.0;
-        wait_time
-            ->Add({{"cluster_queue", d.cluster_queue}}, telemetry::ExponentialBuckets(1, 4, 10))
-            .Observe(waited);
-      }
+      auto it = first_seen.find(d.workload);
+      const double waited =
+          it == first_seen.end()
+              ? 0.0
+              : std::chrono::duration<double>(now - to_event_time(it->second)).count();
+      queue_metrics.admitted(d.cluster_queue, waited);
     } else {
+      queue_metrics.evicted(d.cluster_queue, d.rule,
+                            d.preemptor.empty() ? "" : scheduler->cluster_queue_of(d.preemptor));
       admitted.erase(d.workload);
     }
     v1::ActionRequest req;
@@ -333,6 +329,10 @@ std::string AdmissionController::queues_json(const ClusterModel&) const {
                    {"resources", std::move(res)}});
   }
   return out.dump();
+}
+
+void AdmissionController::refresh_metrics(const ClusterModel&) const {
+  if (impl_->scheduler) impl_->queue_metrics.refresh(*impl_->scheduler);
 }
 
 }  // namespace gpuaas::core

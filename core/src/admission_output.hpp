@@ -11,6 +11,7 @@
 
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/core/admission_controller.hpp"
+#include "queue_metrics.hpp"
 #include "reclaim/reclaim_book.hpp"
 #include "scaleout/pool_scaler.hpp"
 
@@ -83,6 +84,7 @@ struct AdmissionController::Impl {
   std::vector<admission::Decision> pending_decisions;  // from reclaim, before the pass's own
   ReclaimBook book;
   scaleout::PoolScaler scaler;
+  QueueMetrics queue_metrics;
   EventTime next_reclaim{};
   uint64_t samples_seen = 0;
   std::set<std::string> gate_candidates;    // notebooks seen this event that a policy gates
@@ -95,7 +97,6 @@ struct AdmissionController::Impl {
   telemetry::Counter* bad_annotations = nullptr;
   telemetry::Counter* action_errors = nullptr;
   telemetry::Family<telemetry::Counter>* decisions = nullptr;        // by kind and rule
-  telemetry::Family<telemetry::Histogram>* wait_time = nullptr;      // by cluster_queue
   telemetry::Family<telemetry::Counter>* reclaim_actions = nullptr;  // by action and rule
   telemetry::Family<telemetry::Gauge>* reclaim_workloads = nullptr;  // by phase
 };

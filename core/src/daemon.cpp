@@ -214,6 +214,11 @@ std::string Daemon::state_json() const {
                            admission_ ? admission_->pools_json(model_) : "[]");
 }
 
+void Daemon::refresh_metrics() const {
+  std::shared_lock lock(model_mu_);
+  if (admission_) admission_->refresh_metrics(model_);
+}
+
 std::string Daemon::plugins_json() const {
   // The interpreter's own lock guards its plugin list; the model lock keeps it from changing
   // under a concurrent apply.

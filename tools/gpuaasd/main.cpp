@@ -16,6 +16,7 @@
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/telemetry/text_serializer.hpp"
 
 namespace {
 
@@ -125,6 +126,21 @@ int main(int argc, char** argv) {
     interpreter = std::make_unique<gpuaas::core::PluginInterpreter>(*plugin_host);
   }
   gpuaas::core::Daemon daemon(cfg, *bus, registry, interpreter.get());
+  if (admin_server) {
+    // Gauges that mirror the model are brought up to date at each scrape.
+    admin_server->Handle("/metrics", [&daemon, registry](std::string_view) {
+      daemon.refresh_metrics();
+      gpuaas::telemetry::HttpResponse r;
+      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      r.body = gpuaas::telemetry::TextSerializer().Serialize(registry->Collect());
+      return r;
+    });
+  }
+  // The admin server stops (in-flight scrapes done) before the daemon its handler reads.
+  struct StopAdminFirst {
+    std::unique_ptr<gpuaas::telemetry::AdminServer>& server;
+    ~StopAdminFirst() { server.reset(); }
+  } stop_admin_first{admin_server};
   std::atomic<bool> stopping{false};
   std::mutex mu;
   std::condition_variable cv;

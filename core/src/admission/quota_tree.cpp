@@ -50,6 +50,16 @@ int64_t QuotaTree::nominal(int cq, int fr) const { return quotas_[at(cq, fr)].no
 
 int64_t QuotaTree::usage(int cq, int fr) const { return cells_[at(cq, fr)].usage; }
 
+std::optional<int64_t> QuotaTree::borrowing_limit(int cq, int fr) const {
+  const int64_t v = quotas_[at(cq, fr)].borrowing_limit;
+  return v == kNoLimit ? std::nullopt : std::optional<int64_t>(v);
+}
+
+std::optional<int64_t> QuotaTree::lending_limit(int cq, int fr) const {
+  const int64_t v = quotas_[at(cq, fr)].lending_limit;
+  return v == kNoLimit ? std::nullopt : std::optional<int64_t>(v);
+}
+
 // Kueue's available(), unrolled from the root down: at the root, its subtree quota less its
 // usage; below, a node gets its unused guarantee plus what the level above offers, which its
 // borrowingLimit caps at subtree + limit less what it already holds above its guarantee.

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -23,6 +24,39 @@
 
 namespace gpuaas::telemetry {
 namespace {
+
+// A JSON string: metric names and help are ASCII in practice; anything below 0x20 is escaped.
+void AppendJsonString(std::string& out, std::string_view v) {
+  out += '"';
+  for (char c : v) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+std::string FamiliesJson(const std::vector<MetricFamily>& families) {
+  std::string out = "[";
+  for (const auto& f : families) {
+    if (out.size() > 1) out += ',';
+    out += "{\"name\":";
+    AppendJsonString(out, f.name);
+    out += ",\"type\":";
+    AppendJsonString(out, ToString(f.type));
+    out += ",\"help\":";
+    AppendJsonString(out, f.help);
+    out += '}';
+  }
+  return out + "]";
+}
 
 constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -176,6 +210,13 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(const std::string& liste
     HttpResponse response;
     response.content_type = kMetricsContentType;
     response.body = TextSerializer().Serialize(reg->Collect());
+    return response;
+  });
+  // Every registered family, with or without series yet: what dashboards and rules may name.
+  impl->handlers.emplace("/metrics/families", [reg = impl->registry](std::string_view) {
+    HttpResponse response;
+    response.content_type = "application/json";
+    response.body = FamiliesJson(reg->Collect());
     return response;
   });
   impl->handlers.emplace("/healthz", [](std::string_view) { return TextResponse(200, "ok"); });

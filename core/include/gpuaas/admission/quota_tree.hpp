@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ class QuotaTree {
   // Per ClusterQueue, per (flavor, resource): quota figures.
   int64_t nominal(int cq, int fr) const;
   int64_t usage(int cq, int fr) const;
+  // The ClusterQueue's borrowingLimit and lendingLimit of fr; unset when it has none.
+  std::optional<int64_t> borrowing_limit(int cq, int fr) const;
+  std::optional<int64_t> lending_limit(int cq, int fr) const;
   // How much more the ClusterQueue may take of fr now: its unused guaranteed quota plus what its
   // ancestors can lend, capped by borrowingLimits on the way up (Kueue's available()). Not
   // clamped: negative when usage exceeds quota (a new policy shrank it under admitted

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuaas/admission/node_index.hpp"
@@ -82,18 +83,32 @@ struct SchedulerStats {
   int64_t admitted = 0;
 };
 
-// One ClusterQueue's reservation, for status pages and metrics.
+// One ClusterQueue's reservation, for status pages and metrics (Kueue's cluster_queue_* gauges).
 struct ClusterQueueUsage {
   struct Resource {
     std::string flavor;
     std::string resource;
     int64_t nominal_milli = 0;
+    std::optional<int64_t> borrowing_limit_milli;  // unset: no limit
+    std::optional<int64_t> lending_limit_milli;    // unset: no limit
+    // Quota the queue's admitted workloads count against it: running, evicting, and at zero
+    // with their quota kept (idle reclaim) unless it is lent to others meanwhile.
     int64_t usage_milli = 0;
+    // The usage plus the reservations at zero that are lent: all the queue holds on to.
+    int64_t reservation_milli = 0;
   };
   std::string name;
   std::string cohort;
   int64_t pending = 0;
+  // Of pending: tried and found not to fit (quota, flavor, nodes, a deadline hold): Kueue's
+  // inadmissible; the rest (not tried since the last change, or waiting for preemptions) is active.
+  int64_t pending_inadmissible = 0;
   int64_t admitted = 0;
+  // GPUs pending work asks for, by the first flavor of the queue whose quota could ever hold it.
+  std::vector<std::pair<std::string, int64_t>> pending_gpu_milli;
+  // Kueue's weighted share: the dominant resource share above nominal quota, per mille, divided
+  // by the fair-sharing weight; INT64_MAX when borrowing with weight 0; 0 without a cohort.
+  int64_t weighted_share = 0;
   std::vector<Resource> resources;
 };
 
@@ -182,6 +197,8 @@ class Scheduler {
 
   const SchedulerStats& stats() const;
   std::vector<ClusterQueueUsage> cluster_queue_usage() const;
+  // The ClusterQueue a workload is queued in ("" when it is not queued or its queue is unknown).
+  std::string cluster_queue_of(const std::string& key) const;
   // Whether admitted usage stays within quota and node capacity (the property tests' oracle).
   bool check_invariants(std::string* why = nullptr) const;
   std::size_t bytes() const;  // memory held by queues and workloads, for the benchmark

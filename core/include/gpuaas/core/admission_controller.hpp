@@ -53,6 +53,9 @@ class AdmissionController {
   std::string explain_json(std::string_view request, const ClusterModel& model) const;
   // The ClusterQueues with their usage and pending counts, for `gpuaasctl state`.
   std::string queues_json(const ClusterModel& model) const;
+  // Brings the gauges that mirror the engine's state up to date (before a scrape). Safe to call
+  // while other readers read; the caller keeps writers out.
+  void refresh_metrics(const ClusterModel& model) const;
   // The NodePools node scale-out follows: nodes, what it asked for, its last plan (a JSON array).
   std::string pools_json(const ClusterModel& model) const;
 

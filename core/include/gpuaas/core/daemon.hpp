@@ -60,6 +60,8 @@ class Daemon {
   std::string plugins_json() const;
   // Why a workload waits ("namespace/name"), as JSON (what `gpuaasctl explain --json` prints).
   std::string explain_json(std::string_view workload) const;
+  // Brings the gauges that mirror the model up to date: call before serializing the registry.
+  void refresh_metrics() const;
   // Reads the policy files again and, when they changed and are valid as a set, publishes them
   // into the event stream, where the intake applies them in order (so a replay reloads at the
   // same point). An invalid set is refused as a whole: logged, counted, the running one stays.
