@@ -93,6 +93,7 @@ void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out) {
     return parse_reclaim_object(r, doc, out);
   }
   if (doc.version == "v1alpha1" && doc.kind == "NodePool") return parse_node_pool(r, doc, out);
+  if (doc.version == "v1alpha1" && doc.kind == "CostModel") return parse_cost_model(r, doc, out);
   const YAML::Node kind = doc.node["kind"];
   if (doc.version != "v1alpha1") {
     r.error(r.at(doc.node["apiVersion"]), "unknown apiVersion gpuaas.io/" + doc.version +
@@ -101,7 +102,7 @@ void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out) {
   }
   r.error(r.at(kind), "unknown kind " + in_quotes(doc.kind) +
                           " in gpuaas.io/v1alpha1 (policy kinds: AdmissionPolicy, "
-                          "IdleReclaimPolicy, NotebookPolicy, NodePool)");
+                          "IdleReclaimPolicy, NotebookPolicy, NodePool, CostModel)");
 }
 
 }  // namespace gpuaas::policy::detail

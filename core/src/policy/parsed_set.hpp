@@ -70,6 +70,7 @@ struct ParsedSet {
   std::vector<ParsedIdleReclaimPolicy> idle_reclaim_policies;
   std::vector<ParsedNotebookPolicy> notebook_policies;
   std::vector<ParsedNodePool> node_pools;
+  std::vector<CostModel> cost_models;
   std::vector<CohortReference> cohort_references;
   // A file could not be read or parsed: its objects are missing, so references to them would
   // only repeat that error.
@@ -129,6 +130,9 @@ std::optional<StopPolicy> read_stop_policy(Reader& r, const Field& f);
 // Shared by the gpuaas.io kinds (reclaim_kinds.cpp): a number written plainly (5, 0.5, 1e-3; a
 // quoted one is an error, as for integers), and a boolean field read into `to` when present.
 std::optional<double> plain_number(Reader& r, const Field& f);
+// gpuaas.io/v1alpha1 CostModel (cost_model_kind.cpp) and its checks against the set.
+void parse_cost_model(Reader& r, const Document& doc, ParsedSet& out);
+void check_cost_model(PolicySet& set, const std::vector<CostModel>& models, Diagnostics& d);
 void read_boolean(Reader& r, const Fields& in, const char* name, bool& to);
 
 // Kubernetes' own types as Kueue embeds them (kube_types.cpp).

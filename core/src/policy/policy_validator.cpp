@@ -224,6 +224,7 @@ PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
   for (const auto& x : idle_reclaim) set.idle_reclaim_policies.push_back(x.policy);
   for (const auto& x : notebook) set.notebook_policies.push_back(x.policy);
   set.node_pools = check_node_pools(set, node_pools, !p.incomplete, d);
+  if (!p.incomplete) check_cost_model(set, p.cost_models, d);
   return set;
 }
 

@@ -299,6 +299,31 @@ struct NodePool {
   SourceRef at;
 };
 
+// gpuaas.io/v1alpha1 CostModel (issue #8): prices and what counts as an outcome, for the cost
+// report. One per set. A GPU-hour price comes from exactly one place: the CostModel's flavor
+// entry (pricePerGPUHour, or pricePerNodeHour over the flavor's NodePool's gpusPerNode), else the
+// NodePool's pricePerNodeHour over its gpusPerNode.
+struct CostModel {
+  std::string name;  // empty: none was written
+  std::string currency = "USD";
+  struct FlavorPrice {
+    std::string flavor;
+    std::optional<double> price_per_gpu_hour;
+    std::optional<double> price_per_node_hour;  // needs a NodePool of the flavor
+    SourceRef at;
+  };
+  std::vector<FlavorPrice> flavors;
+  // Inference: requests answered within the objective, read from a Prometheus histogram the
+  // serving pods export (its _bucket series with le at or below the objective).
+  std::string latency_metric;  // e.g. "revision_request_latencies"; empty: not counted
+  double latency_objective_seconds = 1.0;
+  double latency_metric_unit_seconds = 1.0;  // 0.001 when the histogram is in milliseconds
+  // Sessions: a workload of these kinds ("Kind.group") counts one outcome per run in which its
+  // GPUs were busy.
+  std::vector<std::string> session_kinds = {"Notebook.kubeflow.org"};
+  SourceRef at;
+};
+
 // One validated set of policy files, with references across them resolved.
 struct PolicySet {
   std::vector<ResourceFlavor> flavors;
@@ -310,6 +335,7 @@ struct PolicySet {
   std::vector<IdleReclaimPolicy> idle_reclaim_policies;
   std::vector<NotebookPolicy> notebook_policies;
   std::vector<NodePool> node_pools;
+  CostModel cost_model;
   std::vector<std::string> files;
 
   const ResourceFlavor* flavor(const std::string& name) const;
