@@ -103,6 +103,7 @@ void AdmissionController::Impl::apply_policy(const KubeObject& obj, ClusterModel
   }
   book.set_policy(*set);
   scaler.set_policy(*set);
+  accounting.set_policy(*set);
   policy_text = obj.json;
   if (reloads_applied) reloads_applied->Increment();
   spdlog::info(
@@ -172,6 +173,8 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
   }
   const WorkloadView* view = model.view_of(key);
   if (!view) return;
+  if (view->lifecycle && view->lifecycle->state() == v1::WorkloadLifecycle::SUCCEEDED)
+    accounting.succeeded(obj, scheduler->cluster_queue_of(key));
   // Idle reclaim holds workloads at zero whose quota was released out of the queue until they
   // are asked for; a user starting one is such a request.
   if (book.find(key)) held_out_changed(model, key, obj, pending_decisions);
@@ -207,6 +210,7 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
 }
 
 void AdmissionController::Impl::remove_object(ClusterModel& model, const std::string& key) {
+  accounting.forget(key);
   first_seen.erase(key);
   admitted.erase(key);
   book.states().erase(key);
@@ -254,6 +258,21 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
   s.emit(model, event_id, std::move(decisions));
   s.gate_pass(model, event_id);
   if (s.scaler.due(model.now())) s.scale_pass(model, event_id);
+  const uint64_t samples = model.stats().samples_recorded;
+  const bool changed = std::exchange(s.samples_accounted, samples) != samples ||
+                       !s.output.empty() ||
+                       std::any_of(changes.begin(), changes.end(), [](const ModelChange& c) {
+                         return c.category != ModelChange::Category::kObject;
+                       });
+  if (changed) s.accounting.mark_dirty();
+  if (s.accounting.due(model.now()) && !changed)
+    s.accounting.pass(model, *s.scheduler, s.scaler.coming_gpus(), model.now());
+}
+
+void AdmissionController::before_event(const ClusterModel& model) {
+  auto& s = *impl_;
+  if (s.scheduler && s.accounting.due(model.now()))
+    s.accounting.pass(model, *s.scheduler, s.scaler.coming_gpus(), model.now());
 }
 
 }  // namespace gpuaas::core

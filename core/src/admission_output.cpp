@@ -75,7 +75,12 @@ json explanation(const admission::Explanation& x) {
 }  // namespace
 
 AdmissionController::Impl::Impl(bus::Subjects s, std::string src, telemetry::Registry* r)
-    : subjects(std::move(s)), source(std::move(src)), scaler(r), queue_metrics(r), registry(r) {
+    : subjects(std::move(s)),
+      source(std::move(src)),
+      scaler(r),
+      queue_metrics(r),
+      accounting(r),
+      registry(r) {
   if (!registry) return;
   auto& reloads = telemetry::BuildCounter()
                       .Name("gpuaas_policy_reloads_total")
@@ -331,8 +336,15 @@ std::string AdmissionController::queues_json(const ClusterModel&) const {
   return out.dump();
 }
 
-void AdmissionController::refresh_metrics(const ClusterModel&) const {
-  if (impl_->scheduler) impl_->queue_metrics.refresh(*impl_->scheduler);
+void AdmissionController::refresh_metrics(const ClusterModel& model) const {
+  if (!impl_->scheduler) return;
+  impl_->queue_metrics.refresh(*impl_->scheduler);
+  impl_->accounting.export_metrics(model.now());
+}
+
+std::string AdmissionController::report_json(const ClusterModel& model,
+                                             std::optional<std::chrono::seconds> since) const {
+  return impl_->accounting.report_json(model.now(), since);
 }
 
 }  // namespace gpuaas::core

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "accounting/gpu_accounting.hpp"
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "queue_metrics.hpp"
@@ -85,8 +86,10 @@ struct AdmissionController::Impl {
   ReclaimBook book;
   scaleout::PoolScaler scaler;
   QueueMetrics queue_metrics;
+  accounting::GpuAccounting accounting;
   EventTime next_reclaim{};
   uint64_t samples_seen = 0;
+  uint64_t samples_accounted = 0;           // samples GPU accounting has seen
   std::set<std::string> gate_candidates;    // notebooks seen this event that a policy gates
   std::set<std::string> gated;              // stopped by the gate, not yet admitted
   std::set<std::string> max_wait_reported;  // notebooks reported for waiting past maxWait

@@ -117,6 +117,16 @@ std::vector<const SeriesSample*> MetricStore::for_namespace(std::string_view ns)
   return out;
 }
 
+std::vector<const SeriesSample*> MetricStore::named(std::string_view name) const {
+  std::vector<const SeriesSample*> out;
+  for (const auto& [k, s] : series_)
+    if (s.name == name) out.push_back(&s);
+  // Deterministic order (the map's is not): replays sum in the same order.
+  std::sort(out.begin(), out.end(),
+            [](const SeriesSample* a, const SeriesSample* b) { return a->labels < b->labels; });
+  return out;
+}
+
 std::vector<std::string> MetricStore::gpu_keys() const {
   std::vector<std::string> keys;
   keys.reserve(by_gpu_.size());

@@ -1,6 +1,8 @@
 #include "queue_metrics.hpp"
 
+#include <limits>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -28,6 +30,12 @@ telemetry::Histogram::BucketBoundaries wait_buckets() {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+constexpr const char* kGpu = "nvidia.com/gpu";
+
+double limit(const std::optional<int64_t>& milli) {
+  return milli ? static_cast<double>(*milli) / 1000 : std::numeric_limits<double>::infinity();
+}
+
 }  // namespace
 
 QueueMetrics::QueueMetrics(telemetry::Registry* registry) {
@@ -43,9 +51,9 @@ QueueMetrics::QueueMetrics(telemetry::Registry* registry) {
                    "Nominal quota per ClusterQueue, flavor and resource (in the resource's unit).");
   borrowing_limit_ =
       gauge(r, "gpuaas_cluster_queue_borrowing_limit",
-            "borrowingLimit per ClusterQueue, flavor and resource (only where set).");
+            "borrowingLimit per ClusterQueue, flavor and resource (+Inf: no limit).");
   lending_limit_ = gauge(r, "gpuaas_cluster_queue_lending_limit",
-                         "lendingLimit per ClusterQueue, flavor and resource (only where set).");
+                         "lendingLimit per ClusterQueue, flavor and resource (+Inf: no limit).");
   reservation_ = gauge(r, "gpuaas_cluster_queue_resource_reservation",
                        "Quota a ClusterQueue holds: its usage plus reservations of idle workloads "
                        "at zero that are lent meanwhile.");
@@ -89,6 +97,9 @@ void QueueMetrics::refresh(const admission::Scheduler& scheduler) {
         static_cast<double>(q.pending - q.pending_inadmissible));
     set(pending_, {{"cluster_queue", cq}, {"status", "inadmissible"}},
         static_cast<double>(q.pending_inadmissible));
+    // Every GPU flavor of the queue shows, at 0 when nothing waits for it.
+    for (const auto& r : q.resources)
+      if (r.resource == kGpu) set(pending_gpus_, {{"cluster_queue", cq}, {"flavor", r.flavor}}, 0);
     for (const auto& [flavor, milli] : q.pending_gpu_milli)
       set(pending_gpus_, {{"cluster_queue", cq}, {"flavor", flavor}},
           static_cast<double>(milli) / 1000);
@@ -100,16 +111,20 @@ void QueueMetrics::refresh(const admission::Scheduler& scheduler) {
                                 {"flavor", r.flavor},
                                 {"resource", r.resource}};
       set(nominal_, l, static_cast<double>(r.nominal_milli) / 1000);
-      if (r.borrowing_limit_milli)
-        set(borrowing_limit_, l, static_cast<double>(*r.borrowing_limit_milli) / 1000);
-      if (r.lending_limit_milli)
-        set(lending_limit_, l, static_cast<double>(*r.lending_limit_milli) / 1000);
+      // No limit is +Inf: a dashboard's min(limit, ...) still reads right.
+      set(borrowing_limit_, l, limit(r.borrowing_limit_milli));
+      set(lending_limit_, l, limit(r.lending_limit_milli));
       set(reservation_, l, static_cast<double>(r.reservation_milli) / 1000);
       set(usage_, l, static_cast<double>(r.usage_milli) / 1000);
     }
     // Counters and the wait histogram show from the start, at zero, for every ClusterQueue.
     admitted_->Add({{"cluster_queue", cq}});
     wait_time_->Add({{"cluster_queue", cq}}, wait_buckets());
+    for (const char* reason : {"Preempted", "NodeScaleIn"})
+      evicted_->Add({{"cluster_queue", cq}, {"reason", reason}});
+    for (const char* reason : {"InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
+                               "InCohortReclaimWhileBorrowing"})
+      preempted_->Add({{"preempting_cluster_queue", cq}, {"reason", reason}});
   }
   // A gauge no longer set belongs to a ClusterQueue (or flavor, limit) the policy dropped.
   for (auto* g : shown_) {

@@ -33,6 +33,8 @@ int show_state(const CtlContext& ctx, bool json);
 int show_plugins(const CtlContext& ctx, bool json);
 // Why a workload ("namespace/name") waits and when it may start.
 int explain(const CtlContext& ctx, const std::string& workload, bool json);
+// `report [--since D] [--projects] [--json]`: GPU-hours, outcomes and cost per tenant.
+int show_report(const CtlContext& ctx, const std::string& since, bool projects, bool json);
 
 // Offline, no server: validates policy files (or directories of them) as one set.
 int check_policy(const std::vector<std::string>& paths);

@@ -64,6 +64,14 @@ int main(int argc, char** argv) {
   explain_cmd->add_option("workload", explain_target, "NAMESPACE/NAME")->required();
   explain_cmd->add_flag("--json", explain_json, "As JSON");
 
+  std::string report_since;
+  bool report_projects = false, report_json = false;
+  auto* report = app.add_subcommand(
+      "report", "GPU-hours allocated, busy and idle-reserved, outcomes and cost per tenant");
+  report->add_option("--since", report_since, "Only the last DURATION of event time (e.g. 24h)");
+  report->add_flag("--projects", report_projects, "A row per project (namespace) too");
+  report->add_flag("--json", report_json, "As JSON");
+
   std::vector<std::string> policy_paths;
   auto* policy = app.add_subcommand("policy", "Work with policy files offline (no server)");
   policy->require_subcommand(1);
@@ -100,6 +108,7 @@ int main(int argc, char** argv) {
   if (state->parsed()) return show_state(ctx, state_json);
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
   if (explain_cmd->parsed()) return explain(ctx, explain_target, explain_json);
+  if (report->parsed()) return show_report(ctx, report_since, report_projects, report_json);
   if (policy_check->parsed()) return check_policy(policy_paths);
   return kExitUsage;
 }

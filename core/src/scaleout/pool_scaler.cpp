@@ -63,6 +63,12 @@ PoolScaler::PoolScaler(telemetry::Registry* registry) {
                      .Name("gpuaas_nodepool_provisioning_seconds")
                      .Help("Provisioning time in use per NodePool (the spec's, then learned).")
                      .Register(*registry);
+  desired_gauge_ = &telemetry::BuildGauge()
+                        .Name("gpuaas_nodepool_desired_nodes")
+                        .Help(
+                            "Nodes each NodePool's last plan wants (minNodes, deadlines, "
+                            "backlog and forecast, within maxNodes).")
+                        .Register(*registry);
   demand_gauge_ = &telemetry::BuildGauge()
                        .Name("gpuaas_nodepool_demand_gpus")
                        .Help(
@@ -397,12 +403,21 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
           .Set(static_cast<double>(pool.draining.size()));
       nodes_gauge_->Add({{"pool", p}, {"state", "removing"}})
           .Set(static_cast<double>(pool.removing.size()));
+      desired_gauge_->Add({{"pool", p}}).Set(static_cast<double>(plan.desired));
       lead_gauge_->Add({{"pool", p}}).Set(std::chrono::duration<double>(in.lead).count());
       demand_gauge_->Add({{"pool", p}, {"horizon", "now"}}).Set(demand_milli / 1000);
       demand_gauge_->Add({{"pool", p}, {"horizon", "forecast"}})
           .Set(in.forecast_milli.value_or(demand_milli) / 1000);
     }
   }
+  return out;
+}
+
+std::map<std::string, int64_t> PoolScaler::coming_gpus() const {
+  std::map<std::string, int64_t> out;
+  for (const auto& pool : pools_)
+    if (!pool.asked.empty())
+      out[pool.spec.flavor] += static_cast<int64_t>(pool.asked.size()) * pool.spec.gpus_per_node;
   return out;
 }
 

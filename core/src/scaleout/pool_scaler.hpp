@@ -59,6 +59,9 @@ class PoolScaler {
               const std::set<std::string>& waking, core::EventTime now);
   // Being drained or removed: admission places nothing there.
   bool cordoned(const std::string& node) const { return cordoned_.count(node) > 0; }
+  // GPUs of the nodes asked for that have not registered yet, per flavor: the cloud bills them
+  // while they are provisioned, before any Node object shows them.
+  std::map<std::string, int64_t> coming_gpus() const;
   // The pools as JSON (gpuaasctl pools, the admin /pools page).
   std::string json(core::EventTime now) const;
 
@@ -127,6 +130,7 @@ class PoolScaler {
   telemetry::Family<telemetry::Counter>* failures_ = nullptr;       // by pool
   telemetry::Family<telemetry::Gauge>* lead_gauge_ = nullptr;       // by pool
   telemetry::Family<telemetry::Gauge>* demand_gauge_ = nullptr;     // by pool, horizon
+  telemetry::Family<telemetry::Gauge>* desired_gauge_ = nullptr;    // by pool
 };
 
 }  // namespace gpuaas::scaleout

@@ -88,6 +88,19 @@ class Harness {
   json explain(const std::string& w) const {
     return json::parse(driver_->explain_json(w), nullptr, false);
   }
+  // The value of one series of gpuaasd's /metrics (its exact name and labels as printed, e.g.
+  // `gpuaas_cost_total{charge="allocated",cluster_queue="serving",namespace="team-a"}`); -1 when
+  // absent.
+  double metric(const std::string& series) const {
+    const std::string text = driver_->metrics_text();
+    const auto at = text.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(text.substr(at + series.size() + 2));
+  }
+  // What `gpuaasctl report --json` prints ("": all time; else the window in seconds).
+  json report(const std::string& since_seconds = "") const {
+    return json::parse(driver_->report_json(since_seconds), nullptr, false);
+  }
   // The ClusterQueue's GPU usage as `gpuaasctl state` prints it ("2", "0").
   std::string gpu_usage(const std::string& cq) const {
     const json s = json::parse(driver_->state_json(), nullptr, false);
@@ -190,6 +203,17 @@ class Harness {
     object.merge_patch(last_patch_[ns + "/" + name]);
     object["metadata"]["resourceVersion"] = std::to_string(++version_);
     return object;
+  }
+  // Any metric samples of one namespace, at the current time; settles.
+  void samples(
+      const std::string& ns,
+      const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, double>>&
+          labelled,
+      const std::string& metric) {
+    v1::MetricBatch b;
+    for (const auto& [labels, value] : labelled) add(b, metric, labels, value);
+    driver_->metrics(ns, std::move(b), now);
+    settle();
   }
   // dcgm-exporter's utilisation of one pod's GPU, at the current time (not settled).
   void gpu_util(const std::string& ns, const std::string& pod_name, double util) {

@@ -12,6 +12,7 @@
 #include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/telemetry/text_serializer.hpp"
 
 namespace gpuaas::sim {
 
@@ -160,6 +161,15 @@ std::string DaemonDriver::state_json() const { return impl_->daemon->state_json(
 
 std::string DaemonDriver::explain_json(const std::string& workload) const {
   return impl_->daemon->explain_json(workload);
+}
+
+std::string DaemonDriver::report_json(const std::string& since_seconds) const {
+  return impl_->daemon->report_json(since_seconds);
+}
+
+std::string DaemonDriver::metrics_text() const {
+  impl_->daemon->refresh_metrics();
+  return telemetry::TextSerializer().Serialize(impl_->registry->Collect());
 }
 
 std::vector<std::string> DaemonDriver::plugins() const {

@@ -43,6 +43,10 @@ class DaemonDriver {
   // What `gpuaasctl state --json` and `explain --json` would print now.
   std::string state_json() const;
   std::string explain_json(const std::string& workload) const;
+  // What `gpuaasctl report --json [--since S]` would print now ("" : all time).
+  std::string report_json(const std::string& since_seconds = "") const;
+  // What gpuaasd's /metrics would serve now (Prometheus text format).
+  std::string metrics_text() const;
   // Plugins that loaded (name list) and the ones refused, for the run's header.
   std::vector<std::string> plugins() const;
 

@@ -85,6 +85,8 @@ json report_object(const RunResult& r) {
             {"actions_by_rule", r.actions_by_rule},
             {"events", r.events},
             {"deadlettered", r.deadlettered}}},
+          {"daemon_report",
+           r.daemon_report.empty() ? json() : json::parse(r.daemon_report, nullptr, false)},
           {"wall_seconds", round_to(r.wall_seconds, 0.001)}};
 }
 

@@ -82,6 +82,9 @@ struct RunResult {
   std::map<std::string, TenantFigures> tenants;
   std::map<std::string, PoolFigures> pools;
   std::vector<SeriesPoint> series;
+  // gpuaasd's own cost report at the end of the run (`gpuaasctl report --json`), to set beside
+  // the simulator's figures: the ledger reads the same pods, samples and reservations.
+  std::string daemon_report;
 
   double gpu_allocation_rate() const;
   double gpu_utilization() const;

@@ -143,6 +143,11 @@ Result<RunResult> Simulation::run() {
     }
   }
   advance(end_);
+  // The daemon's clock to the end too, so its ledger covers the same span (what it decides at
+  // that instant is not carried out: the run is over).
+  driver_->tick(end_);
+  if (auto last = driver_->settle(); !last) return last.status();
+  result_.daemon_report = driver_->report_json();
   finish_accounts();
   result_.events = static_cast<int64_t>(driver_->events_published());
   result_.deadlettered = static_cast<int64_t>(driver_->deadlettered());

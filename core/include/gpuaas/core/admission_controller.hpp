@@ -5,7 +5,9 @@
 // point and decides the same.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,9 @@ class AdmissionController {
   // After the model applied an event: feeds what changed to the engine, runs a pass, and queues
   // actions and status messages caused by `event_id`.
   void after_event(ClusterModel& model, std::string_view event_id);
+  // Before the model applies the next event (the clock still at the last one): GPU accounting
+  // states the rates that changed since, so they count from when they changed.
+  void before_event(const ClusterModel& model);
   std::vector<bus::Message> take_output();
 
   // A policy set refused before it reached the stream (the files did not validate): logged and
@@ -56,6 +61,10 @@ class AdmissionController {
   // Brings the gauges that mirror the engine's state up to date (before a scrape). Safe to call
   // while other readers read; the caller keeps writers out.
   void refresh_metrics(const ClusterModel& model) const;
+  // Where the GPUs went and what each outcome cost, per tenant (ClusterQueue) and project
+  // (namespace), over the last `since` of event time or since the start (gpuaasctl report).
+  std::string report_json(const ClusterModel& model,
+                          std::optional<std::chrono::seconds> since) const;
   // The NodePools node scale-out follows: nodes, what it asked for, its last plan (a JSON array).
   std::string pools_json(const ClusterModel& model) const;
 

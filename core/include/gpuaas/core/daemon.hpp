@@ -60,6 +60,9 @@ class Daemon {
   std::string plugins_json() const;
   // Why a workload waits ("namespace/name"), as JSON (what `gpuaasctl explain --json` prints).
   std::string explain_json(std::string_view workload) const;
+  // The cost report as JSON (what `gpuaasctl report --json` prints); `since_seconds`: the window
+  // ("" for all time).
+  std::string report_json(std::string_view since_seconds) const;
   // Brings the gauges that mirror the model up to date: call before serializing the registry.
   void refresh_metrics() const;
   // Reads the policy files again and, when they changed and are valid as a set, publishes them

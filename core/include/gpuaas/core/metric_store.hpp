@@ -36,6 +36,8 @@ class MetricStore {
   std::vector<const SeriesSample*> for_gpu(std::string_view node, std::string_view gpu) const;
   // Latest samples of every series labelled with the namespace (namespace or exported_namespace).
   std::vector<const SeriesSample*> for_namespace(std::string_view ns) const;
+  // Latest samples of every series of a metric name (walks all series: for periodic passes).
+  std::vector<const SeriesSample*> named(std::string_view name) const;
   // Every GPU key ("node/gpu") that has samples.
   std::vector<std::string> gpu_keys() const;
 

@@ -1,0 +1,453 @@
+#include "gpu_accounting.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "gpuaas/admission/scheduler.hpp"
+#include "gpuaas/core/metric_store.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::core::accounting {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kUtil = "DCGM_FI_DEV_GPU_UTIL";  // percent, per GPU
+// A GPU sample older than this says nothing about now (several missed scrapes).
+constexpr auto kSampleFresh = std::chrono::minutes(5);
+
+bool finished(const PodStatus& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
+
+double gpus_of(const ResourceList& r) {
+  auto it = r.find(kGpuResource);
+  return it == r.end() ? 0.0 : static_cast<double>(it->second) / 1000;
+}
+
+bool has_labels(const KubeObject& node, const policy::LabelMap& want) {
+  for (const auto& [k, v] : want) {
+    auto it = node.meta.labels.find(k);
+    if (it == node.meta.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+// "Kind.group" of an object ("Pod" for the core group).
+std::string kind_group(const KubeObject& o) {
+  const auto slash = o.meta.api_version.find('/');
+  if (slash == std::string::npos) return o.meta.kind;
+  return o.meta.kind + "." + o.meta.api_version.substr(0, slash);
+}
+
+double round_to(double v, double unit) { return std::round(v / unit) * unit; }
+
+}  // namespace
+
+std::map<std::string, Price> resolve_prices(const policy::PolicySet& set) {
+  std::map<std::string, Price> out;
+  for (const auto& f : set.flavors) out[f.name];
+  std::map<std::string, const policy::NodePool*> pools;
+  for (const auto& p : set.node_pools) {
+    pools[p.flavor] = &p;
+    if (p.price_per_node_hour > 0 && p.gpus_per_node > 0)
+      out[p.flavor] = {p.price_per_node_hour / p.gpus_per_node, "NodePool"};
+  }
+  for (const auto& f : set.cost_model.flavors) {
+    if (f.price_per_gpu_hour) {
+      out[f.flavor] = {*f.price_per_gpu_hour, "CostModel"};
+    } else if (f.price_per_node_hour && pools.count(f.flavor) &&
+               pools[f.flavor]->gpus_per_node > 0) {
+      out[f.flavor] = {*f.price_per_node_hour / pools[f.flavor]->gpus_per_node, "CostModel"};
+    }
+  }
+  return out;
+}
+
+struct GpuAccounting::Metrics {
+  telemetry::Family<telemetry::Counter>* allocated = nullptr;
+  telemetry::Family<telemetry::Counter>* busy = nullptr;
+  telemetry::Family<telemetry::Counter>* idle_reserved = nullptr;
+  telemetry::Family<telemetry::Counter>* capacity = nullptr;
+  telemetry::Family<telemetry::Counter>* cost = nullptr;
+  telemetry::Family<telemetry::Counter>* idle_cost = nullptr;
+  telemetry::Family<telemetry::Counter>* outcomes = nullptr;
+  telemetry::Family<telemetry::Gauge>* price = nullptr;
+  mutable std::mutex mu;
+  // What each counter shows already: counters only rise, by the ledger's increase.
+  mutable std::map<telemetry::Counter*, double> shown;
+  mutable std::set<telemetry::Gauge*> prices_shown;
+  mutable std::set<telemetry::Counter*> series_shown;  // of the ledger's series
+};
+
+GpuAccounting::GpuAccounting(telemetry::Registry* registry) {
+  if (!registry) return;
+  metrics_ = std::make_unique<Metrics>();
+  auto counter = [&](const char* name, const char* help) {
+    return &telemetry::BuildCounter().Name(name).Help(help).Register(*registry);
+  };
+  auto& m = *metrics_;
+  m.allocated = counter("gpuaas_gpu_allocated_seconds_total",
+                        "GPU-seconds allocated to pods (their nvidia.com/gpu requests), by "
+                        "namespace, ClusterQueue, flavor, node and GPU (\"\" when no dcgm-exporter "
+                        "sample names the pod's GPU).");
+  m.busy = counter("gpuaas_gpu_busy_seconds_total",
+                   "Busy GPU-seconds: DCGM_FI_DEV_GPU_UTIL/100 of the GPUs pods hold, integrated.");
+  m.idle_reserved = counter("gpuaas_gpu_idle_reserved_seconds_total",
+                            "GPU-seconds of quota kept for workloads idle reclaim scaled to zero.");
+  m.capacity =
+      counter("gpuaas_gpu_capacity_seconds_total",
+              "GPU-seconds the nodes offered (nvidia.com/gpu capacity), by flavor and node.");
+  m.cost = counter("gpuaas_cost_total",
+                   "Cost charged per namespace and ClusterQueue, in the CostModel's currency: "
+                   "charge=allocated (max of requested and used GPU-time) and idle_reserved.");
+  m.idle_cost = counter("gpuaas_idle_cluster_cost_total",
+                        "Cost of GPU capacity nobody was charged for, per flavor.");
+  m.outcomes = counter("gpuaas_outcomes_total",
+                       "Verified outcomes per namespace and ClusterQueue: kind=job (succeeded), "
+                       "inference_request (within the latency objective), notebook (a session "
+                       "with busy GPUs).");
+  m.price = &telemetry::BuildGauge()
+                 .Name("gpuaas_gpu_hour_price")
+                 .Help(
+                     "The GPU-hour price in force per flavor and its source (CostModel, "
+                     "NodePool, none).")
+                 .Register(*registry);
+}
+
+GpuAccounting::~GpuAccounting() = default;
+
+void GpuAccounting::set_policy(const policy::PolicySet& set) {
+  policy_ = set;
+  prices_ = resolve_prices(set);
+}
+
+double GpuAccounting::price(const std::string& flavor) const {
+  auto it = prices_.find(flavor);
+  return it == prices_.end() ? 0.0 : it->second.gpu_hour;
+}
+
+// A node's flavor: its NodePool's, else the ResourceFlavor whose node labels it carries, else
+// the set's only flavor, else its GPU product.
+std::string GpuAccounting::flavor_of_node(const KubeObject& node) const {
+  for (const auto& p : policy_.node_pools)
+    if (!p.node_selector.empty() && has_labels(node, p.node_selector)) return p.flavor;
+  for (const auto& f : policy_.flavors)
+    if (!f.node_labels.empty() && has_labels(node, f.node_labels)) return f.name;
+  if (policy_.flavors.size() == 1) return policy_.flavors.front().name;
+  auto it = node.meta.labels.find(kGpuProductLabel);
+  return it == node.meta.labels.end() ? std::string() : it->second;
+}
+
+RowKey GpuAccounting::row_of_pod(const ClusterModel& model, const admission::Scheduler& scheduler,
+                                 const KubeObject& pod, std::string* workload) const {
+  std::string w = model.workload_of(pod);
+  RowKey row{pod.meta.namespace_, w.empty() ? std::string() : scheduler.cluster_queue_of(w)};
+  if (workload) *workload = std::move(w);
+  return row;
+}
+
+void GpuAccounting::pass(const ClusterModel& model, const admission::Scheduler& scheduler,
+                         const std::map<std::string, int64_t>& coming_gpus, EventTime now) {
+  ledger_.begin(now);
+  next_ = now + kInterval;
+  dirty_ = false;
+  node_flavor_.clear();
+  for (const auto& [name, node] : model.nodes()) {
+    const std::string flavor = flavor_of_node(node);
+    node_flavor_[name] = flavor;
+    if (node.node)
+      ledger_.add(Measure::kCapacity, {"", "", flavor, name, ""}, gpus_of(node.node->capacity),
+                  price(flavor));
+  }
+  for (const auto& [flavor, gpus] : coming_gpus)
+    ledger_.add(Measure::kCapacity, {"", "", flavor, "", ""}, static_cast<double>(gpus),
+                price(flavor));
+  pods_pass(model, scheduler, now);
+  // Quota held at zero: the reservation's GPUs, charged to its tenant on a line of their own.
+  for (const auto& d : scheduler.node_demand()) {
+    if (!d.parked) continue;
+    double gpus = 0;
+    for (const auto& p : d.pods) gpus += static_cast<double>(p.count * p.gpu_milli) / 1000;
+    const KubeObject* o = model.object(d.workload);
+    ledger_.add(
+        Measure::kIdleReserved,
+        {o ? o->meta.namespace_ : "", scheduler.cluster_queue_of(d.workload), d.flavor, "", ""},
+        gpus, price(d.flavor));
+  }
+  if (!policy_.cost_model.latency_metric.empty()) inference_pass(model, scheduler);
+}
+
+void GpuAccounting::pods_pass(const ClusterModel& model, const admission::Scheduler& scheduler,
+                              EventTime now) {
+  const auto& sessions = policy_.cost_model.session_kinds;
+  std::set<std::string> running_sessions;
+  for (const auto& [key, pod] : model.pods()) {
+    if (!pod.pod || pod.pod->node_name.empty() || finished(*pod.pod)) continue;
+    const double requested = gpus_of(pod.pod->requests);
+    // The GPUs dcgm-exporter says the pod holds, with their utilisation.
+    std::map<std::string, double> util;
+    for (const SeriesSample* s : model.metrics().for_pod(pod.meta.namespace_, pod.meta.name)) {
+      if (s->name != kUtil || s->time < now - kSampleFresh) continue;
+      const auto gpu = MetricStore::label(*s, "gpu");
+      util[std::string(gpu)] = std::clamp(s->value / 100, 0.0, 1.0);
+    }
+    if (requested <= 0 && util.empty()) continue;
+    std::string workload;
+    const RowKey row = row_of_pod(model, scheduler, pod, &workload);
+    const std::string& node = pod.pod->node_name;
+    const auto nf = node_flavor_.find(node);
+    const std::string flavor = nf == node_flavor_.end() ? std::string() : nf->second;
+    SeriesKey k{row.namespace_, row.cluster_queue, flavor, node, ""};
+    double left = requested, used = 0;
+    for (const auto& [gpu, u] : util) {
+      k.gpu = gpu;
+      const double share = std::min(1.0, left);
+      ledger_.add(Measure::kAllocated, k, share, 0);
+      left -= share;
+      ledger_.add(Measure::kBusy, k, u, 0);
+      used += u;
+    }
+    k.gpu.clear();
+    ledger_.add(Measure::kAllocated, k, left, 0);
+    // OpenCost's allocation: the larger of what was requested and what was used.
+    ledger_.add(Measure::kCharged, {row.namespace_, row.cluster_queue, flavor, "", ""},
+                std::max(requested, used), price(flavor));
+    if (workload.empty() || sessions.empty()) continue;
+    const KubeObject* w = model.object(workload);
+    if (!w || std::find(sessions.begin(), sessions.end(), kind_group(*w)) == sessions.end())
+      continue;
+    running_sessions.insert(workload);
+    if (used > 0 && sessions_used_.insert(workload).second)
+      ledger_.outcome(row, Outcome::kSession, 1);
+  }
+  // A session ends when none of its pods runs: the next run counts again.
+  for (auto it = sessions_used_.begin(); it != sessions_used_.end();)
+    it = running_sessions.count(*it) ? std::next(it) : sessions_used_.erase(it);
+}
+
+// Requests within the objective: the rise of the histogram bucket at (or just below) the
+// objective, per serving pod.
+void GpuAccounting::inference_pass(const ClusterModel& model,
+                                   const admission::Scheduler& scheduler) {
+  const auto& cm = policy_.cost_model;
+  const std::string bucket = cm.latency_metric + "_bucket";
+  const double objective = cm.latency_objective_seconds / cm.latency_metric_unit_seconds;
+  // Per series without its le: the chosen bucket's sample.
+  std::map<std::string, const SeriesSample*> chosen;
+  std::map<std::string, double> chosen_le;
+  for (const SeriesSample* s : model.metrics().named(bucket)) {
+    const std::string le(MetricStore::label(*s, "le"));
+    char* end = nullptr;
+    const double v = std::strtod(le.c_str(), &end);
+    if (le.empty() || end == le.c_str() || v > objective * (1 + 1e-9)) continue;
+    std::string id;
+    for (const auto& [n, val] : s->labels)
+      if (n != "le") id += n + "=" + val + ",";
+    auto [it, fresh] = chosen_le.try_emplace(id, v);
+    if (fresh || v >= it->second) {
+      it->second = v;
+      chosen[id] = s;
+    }
+  }
+  for (const auto& [id, s] : chosen) {
+    const std::string ns(MetricStore::label(*s, "namespace"));
+    const std::string pod_name(MetricStore::label(*s, "pod"));
+    const std::string series = id + "le=" + std::to_string(chosen_le[id]);
+    auto [it, fresh] = last_bucket_.try_emplace(series, 0.0);
+    const double rise = s->value >= it->second ? s->value - it->second : s->value;  // reset
+    it->second = s->value;
+    if (rise <= 0) continue;
+    RowKey row{ns, ""};
+    ObjectMeta meta;
+    meta.api_version = "v1";
+    meta.kind = "Pod";
+    meta.namespace_ = ns;
+    meta.name = pod_name;
+    if (const KubeObject* pod = model.pod(ClusterModel::key_of(meta)))
+      row = row_of_pod(model, scheduler, *pod, nullptr);
+    ledger_.outcome(row, Outcome::kInferenceRequest, rise);
+  }
+}
+
+void GpuAccounting::succeeded(const KubeObject& workload, const std::string& cluster_queue) {
+  const std::string id = workload.meta.kind + "/" + workload.meta.namespace_ + "/" +
+                         workload.meta.name + "@" + workload.meta.uid;
+  if (succeeded_.insert(id).second)
+    ledger_.outcome({workload.meta.namespace_, cluster_queue}, Outcome::kJob, 1);
+}
+
+void GpuAccounting::forget(const std::string& key) { sessions_used_.erase(key); }
+
+void GpuAccounting::export_metrics(EventTime now) const {
+  if (!metrics_) return;
+  auto& m = *metrics_;
+  std::lock_guard lock(m.mu);
+  auto show = [&](telemetry::Counter& c, double value) {
+    double& was = m.shown[&c];
+    if (value > was) {
+      c.Increment(value - was);
+      was = value;
+    }
+  };
+  std::set<telemetry::Counter*> live;
+  for (const auto& [k, s] : ledger_.series()) {
+    telemetry::Counter* c = nullptr;
+    const SeriesKey& x = s.key;
+    switch (s.measure) {
+      case Measure::kAllocated:
+      case Measure::kBusy:
+        c = &(s.measure == Measure::kAllocated ? m.allocated : m.busy)
+                 ->Add({{"namespace", x.namespace_},
+                        {"cluster_queue", x.cluster_queue},
+                        {"flavor", x.flavor},
+                        {"node", x.node},
+                        {"gpu", x.gpu}});
+        break;
+      case Measure::kIdleReserved:
+        c = &m.idle_reserved->Add({{"namespace", x.namespace_},
+                                   {"cluster_queue", x.cluster_queue},
+                                   {"flavor", x.flavor}});
+        break;
+      case Measure::kCapacity:
+        c = &m.capacity->Add({{"flavor", x.flavor}, {"node", x.node}});
+        break;
+      default:
+        continue;
+    }
+    show(*c, ledger_.value(s, now));
+    live.insert(c);
+    // An allocated GPU shows its busy time too, 0 when dcgm never saw it busy (the idle signal),
+    // and a tenant that ran GPU work its idle-reserved line.
+    if (s.measure == Measure::kAllocated) {
+      auto& busy = m.busy->Add({{"namespace", x.namespace_},
+                                {"cluster_queue", x.cluster_queue},
+                                {"flavor", x.flavor},
+                                {"node", x.node},
+                                {"gpu", x.gpu}});
+      m.shown.try_emplace(&busy, 0.0);
+      live.insert(&busy);
+    }
+  }
+  for (const auto& [k, s] : ledger_.series()) {
+    if (s.measure != Measure::kCharged) continue;
+    auto& reserved = m.idle_reserved->Add({{"namespace", s.key.namespace_},
+                                           {"cluster_queue", s.key.cluster_queue},
+                                           {"flavor", s.key.flavor}});
+    m.shown.try_emplace(&reserved, 0.0);
+    live.insert(&reserved);
+  }
+  // Series the ledger dropped (their node is gone, or the pod ended an hour ago) leave /metrics.
+  for (auto* c : m.series_shown) {
+    if (live.count(c)) continue;
+    m.shown.erase(c);
+    for (auto* f : {m.allocated, m.busy, m.idle_reserved, m.capacity}) f->Remove(c);
+  }
+  m.series_shown = std::move(live);
+  const Snapshot t = ledger_.now_totals(now);
+  for (const auto& [row, r] : t.rows) {
+    const telemetry::Labels base{{"namespace", row.namespace_},
+                                 {"cluster_queue", row.cluster_queue}};
+    auto with = [&](const char* k, const char* v) {
+      telemetry::Labels l = base;
+      l[k] = v;
+      return l;
+    };
+    show(m.cost->Add(with("charge", "allocated")), r.cost_charged);
+    show(m.cost->Add(with("charge", "idle_reserved")), r.cost_idle_reserved);
+    for (int o = 0; o < static_cast<int>(Outcome::kCount); ++o)
+      show(m.outcomes->Add(with("kind", to_string(static_cast<Outcome>(o)))), r.outcomes[o]);
+  }
+  for (const auto& [flavor, f] : t.flavors)
+    show(m.idle_cost->Add({{"flavor", flavor}}), std::max(0.0, f.capacity_cost - f.charged_cost));
+  std::set<telemetry::Gauge*> prices;
+  for (const auto& [flavor, p] : prices_) {
+    auto& g = m.price->Add({{"flavor", flavor}, {"source", p.source}});
+    g.Set(p.gpu_hour);
+    prices.insert(&g);
+  }
+  for (auto* g : m.prices_shown)
+    if (!prices.count(g)) m.price->Remove(g);
+  m.prices_shown = std::move(prices);
+}
+
+std::string GpuAccounting::report_json(EventTime now,
+                                       std::optional<std::chrono::seconds> since) const {
+  Snapshot t = ledger_.now_totals(now);
+  EventTime from = ledger_.started();
+  if (since) {
+    const Snapshot base = ledger_.at_or_before(t.at - *since);
+    from = base.at;
+    for (const auto& [row, r] : base.rows) t.rows[row] -= r;
+    for (const auto& [flavor, f] : base.flavors) t.flavors[flavor] -= f;
+  }
+  auto hours = [](double s) { return round_to(s / 3600, 1e-4); };
+  auto money = [](double v) { return round_to(v, 1e-4); };
+  auto figures = [&](const RowTotals& r) {
+    const double outcomes = r.outcomes[0] + r.outcomes[1] + r.outcomes[2];
+    const double cost = r.cost_charged + r.cost_idle_reserved;
+    return json{{"gpu_hours",
+                 {{"allocated", hours(r.gpu_seconds[static_cast<int>(Measure::kAllocated)])},
+                  {"busy", hours(r.gpu_seconds[static_cast<int>(Measure::kBusy)])},
+                  {"idle_reserved", hours(r.gpu_seconds[static_cast<int>(Measure::kIdleReserved)])},
+                  {"charged", hours(r.gpu_seconds[static_cast<int>(Measure::kCharged)])}}},
+                {"outcomes",
+                 {{"jobs", r.outcomes[static_cast<int>(Outcome::kJob)]},
+                  {"inference_requests", r.outcomes[static_cast<int>(Outcome::kInferenceRequest)]},
+                  {"notebooks", r.outcomes[static_cast<int>(Outcome::kSession)]},
+                  {"total", outcomes}}},
+                {"cost",
+                 {{"allocated", money(r.cost_charged)},
+                  {"idle_reserved", money(r.cost_idle_reserved)},
+                  {"total", money(cost)}}},
+                {"cost_per_outcome", outcomes > 0 ? json(money(cost / outcomes)) : json(nullptr)}};
+  };
+  std::map<std::string, std::pair<RowTotals, json>> tenants;
+  for (const auto& [row, r] : t.rows) {
+    auto& [sum, projects] = tenants[row.cluster_queue];
+    for (int i = 0; i < static_cast<int>(Measure::kCount); ++i)
+      sum.gpu_seconds[i] += r.gpu_seconds[i];
+    for (int i = 0; i < static_cast<int>(Outcome::kCount); ++i) sum.outcomes[i] += r.outcomes[i];
+    sum.cost_charged += r.cost_charged;
+    sum.cost_idle_reserved += r.cost_idle_reserved;
+    json p = figures(r);
+    p["namespace"] = row.namespace_;
+    if (projects.is_null()) projects = json::array();
+    projects.push_back(std::move(p));
+  }
+  json out_tenants = json::array();
+  for (auto& [cq, tp] : tenants) {
+    json x = figures(tp.first);
+    x["tenant"] = cq;
+    x["projects"] = std::move(tp.second);
+    out_tenants.push_back(std::move(x));
+  }
+  json flavors = json::array();
+  double capacity = 0, cluster_cost = 0, idle_cost = 0;
+  for (const auto& [flavor, f] : t.flavors) {
+    const double idle = std::max(0.0, f.capacity_cost - f.charged_cost);
+    auto p = prices_.find(flavor);
+    flavors.push_back({{"flavor", flavor},
+                       {"gpu_hour_price", p == prices_.end() ? 0.0 : p->second.gpu_hour},
+                       {"price_source", p == prices_.end() ? "none" : p->second.source},
+                       {"capacity_gpu_hours", hours(f.capacity_gpu_seconds)},
+                       {"cost", money(f.capacity_cost)},
+                       {"idle_cost", money(idle)}});
+    capacity += f.capacity_gpu_seconds;
+    cluster_cost += f.capacity_cost;
+    idle_cost += idle;
+  }
+  return json{{"from", format_rfc3339(from)},
+              {"to", format_rfc3339(t.at)},
+              {"window_seconds", std::chrono::duration<double>(t.at - from).count()},
+              {"currency", policy_.cost_model.currency},
+              {"tenants", std::move(out_tenants)},
+              {"cluster",
+               {{"capacity_gpu_hours", hours(capacity)},
+                {"cost", money(cluster_cost)},
+                {"idle_cost", money(idle_cost)},
+                {"flavors", std::move(flavors)}}}}
+      .dump();
+}
+
+}  // namespace gpuaas::core::accounting

@@ -1,0 +1,104 @@
+// The cost report as a user meets it: gpuaasd on a real nats-server with a policy that prices the
+// flavor, a node and a running job's pod applied with gpuaasctl, then `gpuaasctl report` (table
+// and JSON) and its mistakes. The figures themselves are checked by hand in
+// tests/core/accounting/; here the command, its keys and its exit codes.
+#include <gtest/gtest.h>
+
+#include "daemon_e2e.hpp"
+
+namespace gpuaas::testing {
+namespace {
+
+constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: research}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: team-a}
+spec: {clusterQueue: research}
+---
+apiVersion: gpuaas.io/v1alpha1
+kind: CostModel
+metadata: {name: prices}
+spec:
+  currency: EUR
+  flavors: [{name: h100, pricePerGPUHour: 4}]
+)";
+
+constexpr const char* kCluster = R"(apiVersion: v1
+kind: Node
+metadata:
+  name: h100-a
+  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+status:
+  capacity: {nvidia.com/gpu: "8"}
+  allocatable: {nvidia.com/gpu: "8"}
+  conditions: [{type: Ready, status: "True"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: train-0, namespace: team-a}
+spec:
+  nodeName: h100-a
+  containers:
+  - {name: main, image: example/train:1, resources: {limits: {nvidia.com/gpu: "2"}}}
+status: {phase: Running}
+)";
+
+class ReportEndToEnd : public DaemonEndToEnd {
+ protected:
+  ReportEndToEnd() : DaemonEndToEnd("report") {}
+};
+
+TEST_F(ReportEndToEnd, PrintsThePerTenantTableAndItsJson) {
+  start_daemon(kPolicy);
+  ASSERT_EQ(apply("cluster.yaml", kCluster), 0);
+  // Ticks move event time: wait (bounded) until the pod's GPU-time shows.
+  json r;
+  ASSERT_TRUE(eventually([&] {
+    auto out = ctl("report --json");
+    r = json::parse(out.out, nullptr, false);
+    return out.exit_code == 0 && r.is_object() && !r["tenants"].empty() &&
+           r["tenants"][0]["gpu_hours"]["allocated"].get<double>() > 0;
+  })) << r.dump(2)
+      << log();
+  EXPECT_EQ(r["currency"], "EUR");
+  for (const char* k : {"from", "to", "window_seconds", "tenants", "cluster"})
+    EXPECT_TRUE(r.contains(k)) << k;
+  const json& t = r["tenants"][0];
+  EXPECT_EQ(t["tenant"], "");  // a bare pod is in no ClusterQueue
+  EXPECT_EQ(t["projects"][0]["namespace"], "team-a");
+  for (const char* k : {"gpu_hours", "outcomes", "cost", "cost_per_outcome"})
+    EXPECT_TRUE(t.contains(k)) << k;
+  EXPECT_EQ(r["cluster"]["flavors"][0]["flavor"], "h100");
+  EXPECT_EQ(r["cluster"]["flavors"][0]["price_source"], "CostModel");
+  EXPECT_DOUBLE_EQ(r["cluster"]["flavors"][0]["gpu_hour_price"].get<double>(), 4.0);
+
+  const auto table = ctl("report --projects --since 1h 2>&1");
+  EXPECT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("TENANT"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("team-a"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("(no queue)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("CostModel"), std::string::npos) << table.out;
+
+  const auto bad = ctl("report --since soon 2>&1");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("--since soon"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace gpuaas::testing
