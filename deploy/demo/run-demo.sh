@@ -31,6 +31,20 @@ step "A day on a shared GPU cluster: gpuaas-sim --scenario deploy/demo/day/scena
   --compare static-fifo,kueue-like,gpuaas --report "$CHART_DIR/gpuaas-demo-day.json" \
   --chart "$CHART_DIR/gpuaas-demo-day.svg"
 echo "(report: $CHART_DIR/gpuaas-demo-day.json, chart: $CHART_DIR/gpuaas-demo-day.svg)"
+step "gpuaasd's own ledger after the simulated day (what gpuaasctl report prints; docs/cost.md)"
+python3 - "$CHART_DIR/gpuaas-demo-day.json" <<'PY'
+import json, sys
+r = next(x for x in json.load(open(sys.argv[1]))["runs"] if x["policy"] == "gpuaas")["daemon_report"]
+print("  %-12s %10s %8s %14s %9s %10s %12s" % ("TENANT", "ALLOCATED", "BUSY", "IDLE-RESERVED", "OUTCOMES", "COST", "PER-OUTCOME"))
+for t in r["tenants"]:
+    h, c = t["gpu_hours"], t["cost"]
+    cpo = "-" if t["cost_per_outcome"] is None else "%.2f" % t["cost_per_outcome"]
+    print("  %-12s %10.1f %8.1f %14.1f %9d %10.2f %12s" % (t["tenant"] or "(none)", h["allocated"], h["busy"],
+          h["idle_reserved"], t["outcomes"]["total"], c["total"], cpo))
+c = r["cluster"]
+print("  cluster: %.1f GPU-hours of capacity, cost %.2f %s, idle (charged to nobody) %.2f" % (
+      c["capacity_gpu_hours"], c["cost"], r["currency"], c["idle_cost"]))
+PY
 fi
 
 # Part 2: the same daemon live, on a real nats-server, with objects as a bridge would publish them.
@@ -138,8 +152,12 @@ for w in team-b/eval-1 team-b/train-1; do
   "$B/bin/gpuaasctl" explain "$w" || true
 done
 
-step "curl http://$ADMIN/metrics (excerpt)"
-curl -fsS "http://$ADMIN/metrics" | grep -E '^gpuaas_(events|admission_decisions|policy_reloads)' || true
+step "curl http://$ADMIN/metrics (excerpt; docs/observability.md lists every family)"
+curl -fsS "http://$ADMIN/metrics" |
+  grep -E '^gpuaas_(events_processed|pending_workloads|admitted_workloads|cluster_queue_resource_usage\{.*gpu|gpu_allocated_seconds|cost_total|decisions_total)' || true
+
+step "gpuaasctl report --projects (GPU-hours, outcomes and cost per tenant; seconds of event time so far)"
+"$B/bin/gpuaasctl" report --projects
 
 # Part 3: idle reclaim. A daemon of its own (subject root "reclaim", fast ticks) on the same
 # nats-server keeps the tour's objects and quotas out of it. Nothing applies gpuaasd's patches
