@@ -210,7 +210,6 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
 }
 
 void AdmissionController::Impl::remove_object(ClusterModel& model, const std::string& key) {
-  accounting.forget(key);
   first_seen.erase(key);
   admitted.erase(key);
   book.states().erase(key);
@@ -258,21 +257,12 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
   s.emit(model, event_id, std::move(decisions));
   s.gate_pass(model, event_id);
   if (s.scaler.due(model.now())) s.scale_pass(model, event_id);
-  const uint64_t samples = model.stats().samples_recorded;
-  const bool changed = std::exchange(s.samples_accounted, samples) != samples ||
-                       !s.output.empty() ||
-                       std::any_of(changes.begin(), changes.end(), [](const ModelChange& c) {
-                         return c.category != ModelChange::Category::kObject;
-                       });
-  if (changed) s.accounting.mark_dirty();
-  if (s.accounting.due(model.now()) && !changed)
-    s.accounting.pass(model, *s.scheduler, s.scaler.coming_gpus(), model.now());
-}
-
-void AdmissionController::before_event(const ClusterModel& model) {
-  auto& s = *impl_;
-  if (s.scheduler && s.accounting.due(model.now()))
-    s.accounting.pass(model, *s.scheduler, s.scaler.coming_gpus(), model.now());
+  for (const auto& ch : changes) {
+    if (ch.category == ModelChange::Category::kNode) s.accounting.node_changed(ch.key);
+    if (ch.category == ModelChange::Category::kPod) s.accounting.pod_changed(ch.key);
+  }
+  if (!s.output.empty()) s.accounting.decided();
+  s.accounting.update(model, *s.scheduler, s.scaler.coming_gpus(), !s.book.empty());
 }
 
 }  // namespace gpuaas::core

@@ -89,7 +89,6 @@ struct AdmissionController::Impl {
   accounting::GpuAccounting accounting;
   EventTime next_reclaim{};
   uint64_t samples_seen = 0;
-  uint64_t samples_accounted = 0;           // samples GPU accounting has seen
   std::set<std::string> gate_candidates;    // notebooks seen this event that a policy gates
   std::set<std::string> gated;              // stopped by the gate, not yet admitted
   std::set<std::string> max_wait_reported;  // notebooks reported for waiting past maxWait

@@ -144,7 +144,6 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
         continue;
       }
       Delivery d{batch.subject(i), batch.data(i), std::nullopt, seq};
-      if (admission_) admission_->before_event(model_);
       if (!applier_->apply(d, model_)) {
         ++st.deadlettered;
       } else if (admission_) {

@@ -1,6 +1,7 @@
 #include "gpuaas/core/metric_store.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpuaas::core {
 namespace {
@@ -58,6 +59,10 @@ std::string_view MetricStore::label(const SeriesSample& s, std::string_view name
 
 void MetricStore::record(SeriesSample sample) {
   std::sort(sample.labels.begin(), sample.labels.end());
+  if (track_touched_) {
+    if (auto pk = pod_key(sample); !pk.empty() && (touched_.empty() || touched_.back() != pk))
+      touched_.push_back(std::move(pk));
+  }
   std::string key = series_key(sample);
   auto it = series_.find(key);
   if (it != series_.end()) {
@@ -115,6 +120,12 @@ std::vector<const SeriesSample*> MetricStore::for_namespace(std::string_view ns)
   if (it == by_namespace_.end()) return out;
   for (const auto& k : it->second) out.push_back(&series_.at(k));
   return out;
+}
+
+std::vector<std::string> MetricStore::take_touched() {
+  std::sort(touched_.begin(), touched_.end());
+  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+  return std::exchange(touched_, {});
 }
 
 std::vector<const SeriesSample*> MetricStore::named(std::string_view name) const {

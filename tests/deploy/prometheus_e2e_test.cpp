@@ -19,51 +19,6 @@ std::string prometheus_bin() { return GPUAAS_PROMETHEUS; }
 std::string promtool_bin() { return GPUAAS_PROMTOOL; }
 std::string python3_bin() { return GPUAAS_PYTHON3; }
 
-// One ClusterQueue with 4 H100 GPUs of quota and a node that has them (as in admission tests).
-constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: batch}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: h100
-      resources:
-      - {name: cpu, nominalQuota: 64}
-      - {name: memory, nominalQuota: 512Gi}
-      - {name: nvidia.com/gpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: main, namespace: team-a}
-spec: {clusterQueue: batch}
----
-apiVersion: gpuaas.io/v1alpha1
-kind: AdmissionPolicy
-metadata: {name: default}
-spec:
-  expectedDuration: {default: 1h}
-)";
-
-constexpr const char* kNode = R"(apiVersion: v1
-kind: Node
-metadata:
-  name: h100-a
-  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-status:
-  capacity: {cpu: "96", memory: 1Ti, nvidia.com/gpu: "4"}
-  allocatable: {cpu: "94", memory: 1000Gi, nvidia.com/gpu: "4"}
-  conditions:
-  - {type: Ready, status: "True"}
-)";
-
 // A suspended batch/v1 Job of 2 pods with one GPU each, queued in team-a's LocalQueue.
 constexpr const char* kJob = R"(apiVersion: batch/v1
 kind: Job
@@ -153,11 +108,11 @@ class PrometheusEndToEnd : public DaemonEndToEnd {
 };
 
 TEST_F(PrometheusEndToEnd, ScrapedGpuUsageMatchesGpuaasctlState) {
-  start_daemon_with_admin(kPolicy);
+  start_daemon_with_admin(kH100QueuePolicy);
   ASSERT_FALSE(HasFatalFailure());
   start_prometheus();
   ASSERT_FALSE(HasFatalFailure());
-  ASSERT_EQ(apply("node.yaml", kNode), 0);
+  ASSERT_EQ(apply("node.yaml", kH100Node), 0);
   ASSERT_EQ(apply("job.yaml", kJob), 0);
 
   // The Job is admitted: its 2 GPUs show in gpuaasctl's usage, then in what Prometheus scraped.
@@ -213,7 +168,7 @@ TEST_F(PrometheusEndToEnd, DashboardAndAlertsNameOnlyFamiliesTheDaemonRegisters)
   ASSERT_FALSE(python3_bin().empty()) << "python3 not found when cmake ran";
   ASSERT_FALSE(promtool_bin().empty()) << "promtool not found when cmake ran: install it "
                                           "(Debian: apt-get install prometheus)";
-  start_daemon_with_admin(kPolicy);
+  start_daemon_with_admin(kH100QueuePolicy);
   ASSERT_FALSE(HasFatalFailure());
   const std::string families = "http://" + admin_ + "/metrics/families";
   const auto listed = json::parse(http_get(families), nullptr, false);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "daemon_e2e.hpp"
 #include "nats_fixture.hpp"
 #include "process.hpp"
 
@@ -15,50 +16,6 @@ namespace gpuaas::testing {
 namespace {
 
 using nlohmann::json;
-
-constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: batch}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
-    flavors:
-    - name: h100
-      resources:
-      - {name: cpu, nominalQuota: 64}
-      - {name: memory, nominalQuota: 512Gi}
-      - {name: nvidia.com/gpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: main, namespace: team-a}
-spec: {clusterQueue: batch}
----
-apiVersion: gpuaas.io/v1alpha1
-kind: AdmissionPolicy
-metadata: {name: default}
-spec:
-  expectedDuration: {default: 1h}
-)";
-
-constexpr const char* kNode = R"(apiVersion: v1
-kind: Node
-metadata:
-  name: h100-a
-  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-status:
-  capacity: {cpu: "96", memory: 1Ti, nvidia.com/gpu: "4"}
-  allocatable: {cpu: "94", memory: 1000Gi, nvidia.com/gpu: "4"}
-  conditions:
-  - {type: Ready, status: "True"}
-)";
 
 std::string job(const std::string& name) {
   return "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata:\n  name: " + name +
@@ -78,7 +35,7 @@ class AdmissionEndToEnd : public NatsServerTest {
     root_ = std::string("adm") + std::to_string(counter_++);
     config_ = write("gpuaasd.yaml",
                     "subjectRoot: " + root_ + "\ntickInterval: 1s\npolicyWatchInterval: 0s\n");
-    policy_ = write("policy.yaml", kPolicy);
+    policy_ = write("policy.yaml", kH100QueuePolicy);
   }
   std::unique_ptr<ChildProcess> start_daemon() {
     return std::make_unique<ChildProcess>(
@@ -122,7 +79,7 @@ TEST_F(AdmissionEndToEnd, AdmitsWhatFitsExplainsTheRestAndMovesOnDelete) {
   std::vector<json> first;
   std::thread watcher([&] { first = actions(2, 20); });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  ASSERT_EQ(ctl("apply -f " + write("node.yaml", kNode)).exit_code, 0);
+  ASSERT_EQ(ctl("apply -f " + write("node.yaml", kH100Node)).exit_code, 0);
   for (const char* n : {"job-1", "job-2", "job-3"})
     ASSERT_EQ(ctl("apply -f " + write(std::string(n) + ".yaml", job(n))).exit_code, 0);
   watcher.join();
@@ -183,7 +140,7 @@ TEST_F(AdmissionEndToEnd, AdmitsWhatFitsExplainsTheRestAndMovesOnDelete) {
   EXPECT_TRUE(eventually([&] { return explain("team-a/job-3")["state"] == "Admitted"; }));
 
   // A bad policy on SIGHUP is refused whole; the running one stays and nothing is dropped.
-  std::string bad = kPolicy;
+  std::string bad = kH100QueuePolicy;
   bad.replace(bad.find("nominalQuota: 4}"), 16, "nominalQuota: lots}");
   write("policy.yaml", bad);
   d->signal(SIGHUP);

@@ -21,6 +21,52 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
+// One ClusterQueue `batch` with 4 H100 GPUs of quota (team-a's LocalQueue `main`), and a node
+// that has them: the smallest cluster admission can work on.
+inline constexpr const char* kH100QueuePolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: batch}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 512Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: team-a}
+spec: {clusterQueue: batch}
+---
+apiVersion: gpuaas.io/v1alpha1
+kind: AdmissionPolicy
+metadata: {name: default}
+spec:
+  expectedDuration: {default: 1h}
+)";
+
+inline constexpr const char* kH100Node = R"(apiVersion: v1
+kind: Node
+metadata:
+  name: h100-a
+  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+status:
+  capacity: {cpu: "96", memory: 1Ti, nvidia.com/gpu: "4"}
+  allocatable: {cpu: "94", memory: 1000Gi, nvidia.com/gpu: "4"}
+  conditions:
+  - {type: Ready, status: "True"}
+)";
+
 // `gpuaasctl watch actions --json` running in the background into a file, read as it grows.
 class ActionLog {
  public:

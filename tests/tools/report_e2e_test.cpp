@@ -9,28 +9,8 @@
 namespace gpuaas::testing {
 namespace {
 
-constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: research}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: main, namespace: team-a}
-spec: {clusterQueue: research}
----
+// The admission tests' cluster, its flavor priced, and a running pod of 2 GPUs on the node.
+const std::string kPolicy = std::string(kH100QueuePolicy) + R"(---
 apiVersion: gpuaas.io/v1alpha1
 kind: CostModel
 metadata: {name: prices}
@@ -39,16 +19,7 @@ spec:
   flavors: [{name: h100, pricePerGPUHour: 4}]
 )";
 
-constexpr const char* kCluster = R"(apiVersion: v1
-kind: Node
-metadata:
-  name: h100-a
-  labels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-status:
-  capacity: {nvidia.com/gpu: "8"}
-  allocatable: {nvidia.com/gpu: "8"}
-  conditions: [{type: Ready, status: "True"}]
----
+const std::string kCluster = std::string(kH100Node) + R"(---
 apiVersion: v1
 kind: Pod
 metadata: {name: train-0, namespace: team-a}

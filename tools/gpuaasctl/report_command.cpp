@@ -74,7 +74,8 @@ int show_report(const CtlContext& ctx, const std::string& since, bool projects, 
   std::vector<std::vector<std::string>> flavors{
       {"FLAVOR", "GPU-HOUR PRICE", "SOURCE", "CAPACITY", "COST", "IDLE COST"}};
   for (const auto& f : c["flavors"])
-    flavors.push_back({text(f["flavor"]), fixed(f["gpu_hour_price"], 4), text(f["price_source"]),
+    flavors.push_back({text(f["flavor"]).empty() ? "(unknown)" : text(f["flavor"]),
+                       fixed(f["gpu_hour_price"], 4), text(f["price_source"]),
                        fixed(f["capacity_gpu_hours"], 2), fixed(f["cost"], 2),
                        fixed(f["idle_cost"], 2)});
   if (flavors.size() > 1) table(flavors);

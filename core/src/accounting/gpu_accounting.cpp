@@ -120,6 +120,7 @@ GpuAccounting::~GpuAccounting() = default;
 void GpuAccounting::set_policy(const policy::PolicySet& set) {
   policy_ = set;
   prices_ = resolve_prices(set);
+  restate_all_ = true;
 }
 
 double GpuAccounting::price(const std::string& flavor) const {
@@ -147,83 +148,168 @@ RowKey GpuAccounting::row_of_pod(const ClusterModel& model, const admission::Sch
   return row;
 }
 
-void GpuAccounting::pass(const ClusterModel& model, const admission::Scheduler& scheduler,
-                         const std::map<std::string, int64_t>& coming_gpus, EventTime now) {
-  ledger_.begin(now);
-  next_ = now + kInterval;
-  dirty_ = false;
-  node_flavor_.clear();
-  for (const auto& [name, node] : model.nodes()) {
-    const std::string flavor = flavor_of_node(node);
-    node_flavor_[name] = flavor;
-    if (node.node)
-      ledger_.add(Measure::kCapacity, {"", "", flavor, name, ""}, gpus_of(node.node->capacity),
-                  price(flavor));
+namespace {
+
+ObjectMeta pod_meta(std::string_view ns, std::string_view name) {
+  ObjectMeta m;
+  m.api_version = "v1";
+  m.kind = "Pod";
+  m.namespace_ = std::string(ns);
+  m.name = std::string(name);
+  return m;
+}
+
+}  // namespace
+
+void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& scheduler,
+                           const std::map<std::string, int64_t>& coming_gpus,
+                           bool watch_reservations) {
+  const EventTime now = model.now();
+  // Pods whose dcgm samples changed: their busy time (and sessions) change.
+  const auto touched = model.take_touched_pods();
+  for (const auto& p : touched) {
+    const auto slash = p.find('/');
+    if (slash != std::string::npos)
+      pods_.insert(ClusterModel::key_of(pod_meta(p.substr(0, slash), p.substr(slash + 1))));
   }
-  for (const auto& [flavor, gpus] : coming_gpus)
-    ledger_.add(Measure::kCapacity, {"", "", flavor, "", ""}, static_cast<double>(gpus),
-                price(flavor));
-  pods_pass(model, scheduler, now);
-  // Quota held at zero: the reservation's GPUs, charged to its tenant on a line of their own.
+  if (restate_all_) {
+    restate_all_ = false;
+    for (const auto& [name, n] : model.nodes()) nodes_.insert(name);
+    for (const auto& [key, p] : model.pods()) pods_.insert(key);
+    pods_.insert(gpu_pods_.begin(), gpu_pods_.end());
+    reservations_ = true;
+    coming_.clear();
+  }
+  for (const auto& name : nodes_) state_node(model, name, now);
+  nodes_.clear();
+  for (const auto& key : pods_) state_pod(model, scheduler, key, now);
+  pods_.clear();
+  if (reservations_) {
+    reservations_ = false;
+    if (watch_reservations || !reserved_.empty()) state_reservations(model, scheduler, now);
+  }
+  // Nodes asked for: the scaler's count changes at its scans, with or without a decision.
+  if (coming_gpus != coming_) {
+    for (const auto& [flavor, gpus] : coming_)
+      if (!coming_gpus.count(flavor)) ledger_.set("coming/" + flavor, {}, now);
+    for (const auto& [flavor, gpus] : coming_gpus)
+      ledger_.set("coming/" + flavor,
+                  {{Measure::kCapacity,
+                    {"", "", flavor, "", ""},
+                    static_cast<double>(gpus),
+                    price(flavor)}},
+                  now);
+    coming_ = coming_gpus;
+  }
+  if (!touched.empty() && !policy_.cost_model.latency_metric.empty())
+    inference_pass(model, scheduler);
+  ledger_.tick(now);
+}
+
+void GpuAccounting::state_node(const ClusterModel& model, const std::string& name, EventTime now) {
+  auto it = model.nodes().find(name);
+  if (it == model.nodes().end() || !it->second.node) {
+    ledger_.set("node/" + name, {}, now);
+    return;
+  }
+  const std::string flavor = flavor_of_node(it->second);
+  ledger_.set("node/" + name,
+              {{Measure::kCapacity,
+                {"", "", flavor, name, ""},
+                gpus_of(it->second.node->capacity),
+                price(flavor)}},
+              now);
+}
+
+// One pod: its GPUs allocated (per device dcgm names), busy, and charged as OpenCost does.
+void GpuAccounting::state_pod(const ClusterModel& model, const admission::Scheduler& scheduler,
+                              const std::string& key, EventTime now) {
+  const KubeObject* pod = model.pod(key);
+  std::vector<Contribution> c;
+  std::string workload;
+  double used = 0;
+  RowKey row;
+  if (pod && pod->pod && !pod->pod->node_name.empty() && !finished(*pod->pod)) {
+    const double requested = gpus_of(pod->pod->requests);
+    std::map<std::string, double> util;  // the GPUs dcgm-exporter says the pod holds
+    for (const SeriesSample* s : model.metrics().for_pod(pod->meta.namespace_, pod->meta.name)) {
+      if (s->name != kUtil || s->time < now - kSampleFresh) continue;
+      util[std::string(MetricStore::label(*s, "gpu"))] = std::clamp(s->value / 100, 0.0, 1.0);
+    }
+    if (requested > 0 || !util.empty()) {
+      row = row_of_pod(model, scheduler, *pod, &workload);
+      const std::string& node = pod->pod->node_name;
+      auto n = model.nodes().find(node);
+      const std::string flavor =
+          n == model.nodes().end() ? std::string() : flavor_of_node(n->second);
+      SeriesKey k{row.namespace_, row.cluster_queue, flavor, node, ""};
+      double left = requested;
+      for (const auto& [gpu, u] : util) {
+        k.gpu = gpu;
+        const double share = std::min(1.0, left);
+        c.push_back({Measure::kAllocated, k, share, 0});
+        left -= share;
+        c.push_back({Measure::kBusy, k, u, 0});
+        used += u;
+      }
+      k.gpu.clear();
+      c.push_back({Measure::kAllocated, k, left, 0});
+      // OpenCost's allocation: the larger of what was requested and what was used.
+      c.push_back({Measure::kCharged,
+                   {row.namespace_, row.cluster_queue, flavor, "", ""},
+                   std::max(requested, used),
+                   price(flavor)});
+    }
+  }
+  if (c.empty() && !gpu_pods_.count(key)) return;
+  ledger_.set("pod/" + key, c, now);
+  if (c.empty()) {
+    gpu_pods_.erase(key);
+  } else {
+    gpu_pods_.insert(key);
+  }
+  // Sessions: a run lasts while any of the workload's pods runs; it counts once, when busy.
+  auto was = session_of_pod_.find(key);
+  if (was != session_of_pod_.end() && (c.empty() || was->second != workload)) {
+    auto& pods = sessions_[was->second];
+    pods.erase(key);
+    if (pods.empty()) {
+      sessions_.erase(was->second);
+      sessions_used_.erase(was->second);
+    }
+    session_of_pod_.erase(was);
+  }
+  if (c.empty() || workload.empty()) return;
+  const auto& kinds = policy_.cost_model.session_kinds;
+  const KubeObject* w = model.object(workload);
+  if (!w || std::find(kinds.begin(), kinds.end(), kind_group(*w)) == kinds.end()) return;
+  session_of_pod_[key] = workload;
+  sessions_[workload].insert(key);
+  if (used > 0 && sessions_used_.insert(workload).second)
+    ledger_.outcome(row, Outcome::kSession, 1);
+}
+
+// Quota held at zero: the reservation's GPUs, charged to its tenant on a line of their own.
+void GpuAccounting::state_reservations(const ClusterModel& model,
+                                       const admission::Scheduler& scheduler, EventTime now) {
+  std::set<std::string> parked;
   for (const auto& d : scheduler.node_demand()) {
     if (!d.parked) continue;
     double gpus = 0;
     for (const auto& p : d.pods) gpus += static_cast<double>(p.count * p.gpu_milli) / 1000;
     const KubeObject* o = model.object(d.workload);
-    ledger_.add(
-        Measure::kIdleReserved,
-        {o ? o->meta.namespace_ : "", scheduler.cluster_queue_of(d.workload), d.flavor, "", ""},
-        gpus, price(d.flavor));
+    ledger_.set(
+        "reserve/" + d.workload,
+        {{Measure::kIdleReserved,
+          {o ? o->meta.namespace_ : "", scheduler.cluster_queue_of(d.workload), d.flavor, "", ""},
+          gpus,
+          price(d.flavor)}},
+        now);
+    parked.insert(d.workload);
   }
-  if (!policy_.cost_model.latency_metric.empty()) inference_pass(model, scheduler);
-}
-
-void GpuAccounting::pods_pass(const ClusterModel& model, const admission::Scheduler& scheduler,
-                              EventTime now) {
-  const auto& sessions = policy_.cost_model.session_kinds;
-  std::set<std::string> running_sessions;
-  for (const auto& [key, pod] : model.pods()) {
-    if (!pod.pod || pod.pod->node_name.empty() || finished(*pod.pod)) continue;
-    const double requested = gpus_of(pod.pod->requests);
-    // The GPUs dcgm-exporter says the pod holds, with their utilisation.
-    std::map<std::string, double> util;
-    for (const SeriesSample* s : model.metrics().for_pod(pod.meta.namespace_, pod.meta.name)) {
-      if (s->name != kUtil || s->time < now - kSampleFresh) continue;
-      const auto gpu = MetricStore::label(*s, "gpu");
-      util[std::string(gpu)] = std::clamp(s->value / 100, 0.0, 1.0);
-    }
-    if (requested <= 0 && util.empty()) continue;
-    std::string workload;
-    const RowKey row = row_of_pod(model, scheduler, pod, &workload);
-    const std::string& node = pod.pod->node_name;
-    const auto nf = node_flavor_.find(node);
-    const std::string flavor = nf == node_flavor_.end() ? std::string() : nf->second;
-    SeriesKey k{row.namespace_, row.cluster_queue, flavor, node, ""};
-    double left = requested, used = 0;
-    for (const auto& [gpu, u] : util) {
-      k.gpu = gpu;
-      const double share = std::min(1.0, left);
-      ledger_.add(Measure::kAllocated, k, share, 0);
-      left -= share;
-      ledger_.add(Measure::kBusy, k, u, 0);
-      used += u;
-    }
-    k.gpu.clear();
-    ledger_.add(Measure::kAllocated, k, left, 0);
-    // OpenCost's allocation: the larger of what was requested and what was used.
-    ledger_.add(Measure::kCharged, {row.namespace_, row.cluster_queue, flavor, "", ""},
-                std::max(requested, used), price(flavor));
-    if (workload.empty() || sessions.empty()) continue;
-    const KubeObject* w = model.object(workload);
-    if (!w || std::find(sessions.begin(), sessions.end(), kind_group(*w)) == sessions.end())
-      continue;
-    running_sessions.insert(workload);
-    if (used > 0 && sessions_used_.insert(workload).second)
-      ledger_.outcome(row, Outcome::kSession, 1);
-  }
-  // A session ends when none of its pods runs: the next run counts again.
-  for (auto it = sessions_used_.begin(); it != sessions_used_.end();)
-    it = running_sessions.count(*it) ? std::next(it) : sessions_used_.erase(it);
+  for (const auto& w : reserved_)
+    if (!parked.count(w)) ledger_.set("reserve/" + w, {}, now);
+  reserved_ = std::move(parked);
 }
 
 // Requests within the objective: the rise of the histogram bucket at (or just below) the
@@ -259,12 +345,7 @@ void GpuAccounting::inference_pass(const ClusterModel& model,
     it->second = s->value;
     if (rise <= 0) continue;
     RowKey row{ns, ""};
-    ObjectMeta meta;
-    meta.api_version = "v1";
-    meta.kind = "Pod";
-    meta.namespace_ = ns;
-    meta.name = pod_name;
-    if (const KubeObject* pod = model.pod(ClusterModel::key_of(meta)))
+    if (const KubeObject* pod = model.pod(ClusterModel::key_of(pod_meta(ns, pod_name))))
       row = row_of_pod(model, scheduler, *pod, nullptr);
     ledger_.outcome(row, Outcome::kInferenceRequest, rise);
   }
@@ -276,8 +357,6 @@ void GpuAccounting::succeeded(const KubeObject& workload, const std::string& clu
   if (succeeded_.insert(id).second)
     ledger_.outcome({workload.meta.namespace_, cluster_queue}, Outcome::kJob, 1);
 }
-
-void GpuAccounting::forget(const std::string& key) { sessions_used_.erase(key); }
 
 void GpuAccounting::export_metrics(EventTime now) const {
   if (!metrics_) return;

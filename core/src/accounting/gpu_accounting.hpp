@@ -41,23 +41,21 @@ std::map<std::string, Price> resolve_prices(const policy::PolicySet& set);
 
 class GpuAccounting {
  public:
-  static constexpr auto kInterval = std::chrono::seconds(10);
-
   explicit GpuAccounting(telemetry::Registry* registry);  // null: no metrics
   ~GpuAccounting();
 
+  // A new policy: prices, flavors and outcomes may change; every source is stated again.
   void set_policy(const policy::PolicySet& set);
-  // Something the rates read changed (pods, nodes, samples, decisions): state them again
-  // before the next event moves the clock, so each rate starts when its change happened.
-  void mark_dirty() { dirty_ = true; }
-  bool due(EventTime now) const { return dirty_ || now >= next_; }
-  // States the rates in force from the model and the engine; `coming_gpus`: per flavor, GPUs of
+  // What changed in the event just applied; update() states the sources they touch.
+  void node_changed(const std::string& name) { nodes_.insert(name); }
+  void pod_changed(const std::string& key) { pods_.insert(key); }
+  void decided() { reservations_ = true; }  // parked or woken workloads, asked-for nodes
+  // States the changed sources at the model's clock: `coming_gpus` are, per flavor, the GPUs of
   // nodes asked for that have not registered (billed while provisioned).
-  void pass(const ClusterModel& model, const admission::Scheduler& scheduler,
-            const std::map<std::string, int64_t>& coming_gpus, EventTime now);
+  void update(ClusterModel& model, const admission::Scheduler& scheduler,
+              const std::map<std::string, int64_t>& coming_gpus, bool watch_reservations);
   // A workload's lifecycle said Succeeded: one job outcome, once per incarnation (uid).
   void succeeded(const KubeObject& workload, const std::string& cluster_queue);
-  void forget(const std::string& key);  // the workload is gone
 
   // Brings the counters up to the ledger at `now`. Thread-safe against itself.
   void export_metrics(EventTime now) const;
@@ -69,20 +67,30 @@ class GpuAccounting {
  private:
   std::string flavor_of_node(const KubeObject& node) const;
   double price(const std::string& flavor) const;
-  void pods_pass(const ClusterModel& model, const admission::Scheduler& scheduler, EventTime now);
+  void state_pod(const ClusterModel& model, const admission::Scheduler& scheduler,
+                 const std::string& key, EventTime now);
+  void state_node(const ClusterModel& model, const std::string& name, EventTime now);
+  void state_reservations(const ClusterModel& model, const admission::Scheduler& scheduler,
+                          EventTime now);
   void inference_pass(const ClusterModel& model, const admission::Scheduler& scheduler);
   RowKey row_of_pod(const ClusterModel& model, const admission::Scheduler& scheduler,
                     const KubeObject& pod, std::string* workload) const;
 
   UsageLedger ledger_;
-  EventTime next_{};
-  bool dirty_ = false;
   policy::PolicySet policy_;  // the set in force
   std::map<std::string, Price> prices_;
-  std::map<std::string, std::string> node_flavor_;       // cache per pass
-  std::set<std::string> succeeded_;                      // "key@uid" counted
-  std::set<std::string> sessions_used_;                  // session workloads counted in this run
-  std::unordered_map<std::string, double> last_bucket_;  // latency bucket series: last value
+  bool restate_all_ = false;
+  std::set<std::string> nodes_;  // changed since the last update
+  std::set<std::string> pods_;
+  bool reservations_ = false;
+  std::set<std::string> reserved_;                         // workloads with a reservation source
+  std::set<std::string> gpu_pods_;                         // pods with a source
+  std::map<std::string, std::string> session_of_pod_;      // pod key -> session workload
+  std::map<std::string, std::set<std::string>> sessions_;  // session workload -> its pods
+  std::set<std::string> sessions_used_;                    // counted in their current run
+  std::set<std::string> succeeded_;                        // "key@uid" counted
+  std::unordered_map<std::string, double> last_bucket_;    // latency bucket series: last value
+  std::map<std::string, int64_t> coming_;                  // stated provisioning GPUs
 
   struct Metrics;
   std::unique_ptr<Metrics> metrics_;

@@ -1,6 +1,7 @@
 #include "usage_ledger.hpp"
 
 #include <chrono>
+#include <cmath>
 
 namespace gpuaas::core::accounting {
 
@@ -16,23 +17,6 @@ constexpr auto kDropIdleSeriesAfter = std::chrono::hours(1);
 double seconds(EventTime a, EventTime b) { return std::chrono::duration<double>(b - a).count(); }
 
 }  // namespace
-
-const char* to_string(Measure m) {
-  switch (m) {
-    case Measure::kAllocated:
-      return "allocated";
-    case Measure::kBusy:
-      return "busy";
-    case Measure::kIdleReserved:
-      return "idle_reserved";
-    case Measure::kCharged:
-      return "charged";
-    case Measure::kCapacity:
-      return "capacity";
-    default:
-      return "?";
-  }
-}
 
 const char* to_string(Outcome o) {
   switch (o) {
@@ -55,6 +39,14 @@ RowTotals& RowTotals::operator-=(const RowTotals& o) {
   return *this;
 }
 
+RowTotals& RowTotals::operator+=(const RowTotals& o) {
+  for (int i = 0; i < static_cast<int>(Measure::kCount); ++i) gpu_seconds[i] += o.gpu_seconds[i];
+  for (int i = 0; i < static_cast<int>(Outcome::kCount); ++i) outcomes[i] += o.outcomes[i];
+  cost_charged += o.cost_charged;
+  cost_idle_reserved += o.cost_idle_reserved;
+  return *this;
+}
+
 FlavorTotals& FlavorTotals::operator-=(const FlavorTotals& o) {
   capacity_gpu_seconds -= o.capacity_gpu_seconds;
   capacity_cost -= o.capacity_cost;
@@ -62,84 +54,109 @@ FlavorTotals& FlavorTotals::operator-=(const FlavorTotals& o) {
   return *this;
 }
 
-void UsageLedger::accrue(Snapshot& into, double dt) const {
-  if (dt <= 0) return;
-  for (const auto& [k, s] : series_) {
-    if (s.rate == 0) continue;
-    const double gs = s.rate * dt;
-    const double cost = gs * s.price / 3600;
-    if (s.measure == Measure::kCapacity) {
-      auto& f = into.flavors[s.key.flavor];
-      f.capacity_gpu_seconds += gs;
-      f.capacity_cost += cost;
-      continue;
-    }
-    auto& row = into.rows[RowKey{s.key.namespace_, s.key.cluster_queue}];
-    row.gpu_seconds[static_cast<int>(s.measure)] += gs;
-    if (s.measure == Measure::kCharged) {
-      row.cost_charged += cost;
-      into.flavors[s.key.flavor].charged_cost += cost;
-    } else if (s.measure == Measure::kIdleReserved) {
-      row.cost_idle_reserved += cost;
-    }
-  }
-}
-
-void UsageLedger::begin(EventTime now) {
-  if (!begun_) {
-    begun_ = true;
-    started_ = last_ = now;
-    totals_.at = now;
-    history_.push_back(totals_);
-  }
-  if (now < last_) now = last_;
-  const double dt = seconds(last_, now);
-  accrue(totals_, dt);
-  for (auto it = series_.begin(); it != series_.end();) {
-    Series& s = it->second;
-    s.total += s.rate * dt;
-    if (s.rate != 0) s.idle_since = now;
-    s.rate = 0;
-    const bool per_node = !s.key.node.empty();
-    if (per_node && now - s.idle_since >= kDropIdleSeriesAfter) {
-      it = series_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  last_ = now;
+void UsageLedger::start(EventTime now) {
+  if (begun_) return;
+  begun_ = true;
+  started_ = now;
   totals_.at = now;
-  if (now - history_.back().at >= kSnapshotEvery) {
-    history_.push_back(totals_);
-    if (history_.size() > kSnapshotsKept) history_.pop_front();
+  history_.push_back(totals_);
+}
+
+// Adds what `s` accrued from its `since` to `now` into `into`'s rows and flavors.
+void UsageLedger::accrue(Series& s, EventTime now, Snapshot& into) const {
+  if (now <= s.since) return;
+  const double gs = s.rate * seconds(s.since, now);
+  s.total += gs;
+  s.since = now;
+  if (gs == 0) return;
+  const double cost = gs * s.price / 3600;
+  if (s.measure == Measure::kCapacity) {
+    auto& f = into.flavors[s.key.flavor];
+    f.capacity_gpu_seconds += gs;
+    f.capacity_cost += cost;
+    return;
+  }
+  auto& row = into.rows[RowKey{s.key.namespace_, s.key.cluster_queue}];
+  row.gpu_seconds[static_cast<int>(s.measure)] += gs;
+  if (s.measure == Measure::kCharged) {
+    row.cost_charged += cost;
+    into.flavors[s.key.flavor].charged_cost += cost;
+  } else if (s.measure == Measure::kIdleReserved) {
+    row.cost_idle_reserved += cost;
   }
 }
 
-void UsageLedger::add(Measure m, const SeriesKey& key, double gpus, double price_per_gpu_hour) {
-  if (gpus <= 0) return;
-  auto [it, fresh] = series_.try_emplace({m, key});
-  Series& s = it->second;
-  if (fresh) {
-    s.measure = m;
-    s.key = key;
+void UsageLedger::set(const std::string& source, const std::vector<Contribution>& contributions,
+                      EventTime now) {
+  start(now);
+  auto it = sources_.find(source);
+  if (it != sources_.end()) {
+    for (const Held& h : it->second) {
+      accrue(*h.series, now, totals_);
+      h.series->rate -= h.gpus;
+      if (std::abs(h.series->rate) < 1e-9) {  // sums of fractions leave dust
+        h.series->rate = 0;
+        h.series->idle_since = now;
+      }
+      --h.series->sources;
+    }
+    it->second.clear();
   }
-  s.rate += gpus;
-  s.price = price_per_gpu_hour;
-  s.idle_since = last_;
+  if (contributions.empty()) {
+    if (it != sources_.end()) sources_.erase(it);
+    return;
+  }
+  auto& held = it == sources_.end() ? sources_[source] : it->second;
+  for (const Contribution& c : contributions) {
+    if (c.gpus <= 0) continue;
+    auto [sit, fresh] = series_.try_emplace({c.measure, c.key});
+    Series& s = sit->second;
+    if (fresh) {
+      s.measure = c.measure;
+      s.key = c.key;
+      s.since = now;
+    }
+    accrue(s, now, totals_);
+    s.rate += c.gpus;
+    s.price = c.price;
+    ++s.sources;
+    held.push_back({&s, c.gpus});
+  }
 }
 
 void UsageLedger::outcome(const RowKey& row, Outcome o, double n) {
   totals_.rows[row].outcomes[static_cast<int>(o)] += n;
 }
 
+void UsageLedger::tick(EventTime now) {
+  start(now);
+  if (now - history_.back().at < kSnapshotEvery) return;
+  for (auto it = series_.begin(); it != series_.end();) {
+    Series& s = it->second;
+    accrue(s, now, totals_);
+    const bool per_node = !s.key.node.empty();
+    if (per_node && s.sources == 0 && s.rate == 0 && now - s.idle_since >= kDropIdleSeriesAfter) {
+      it = series_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  totals_.at = now;
+  history_.push_back(totals_);
+  if (history_.size() > kSnapshotsKept) history_.pop_front();
+}
+
 double UsageLedger::value(const Series& s, EventTime now) const {
-  return s.total + (now > last_ ? s.rate * seconds(last_, now) : 0.0);
+  return s.total + (now > s.since ? s.rate * seconds(s.since, now) : 0.0);
 }
 
 Snapshot UsageLedger::now_totals(EventTime now) const {
   Snapshot out = totals_;
-  if (now > last_) accrue(out, seconds(last_, now));
-  out.at = std::max(now, last_);
+  for (const auto& [k, s] : series_) {
+    Series copy = s;
+    accrue(copy, now, out);
+  }
+  out.at = std::max(now, totals_.at);
   return out;
 }
 

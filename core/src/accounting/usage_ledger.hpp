@@ -1,8 +1,9 @@
-// GPU time and its cost, integrated over event time (issue #8). Every accounting interval the
-// daemon states the rates in force (GPUs allocated, busy, held at zero, charged; node capacity)
-// and the ledger accrues the time since the last statement at the previous rates, so a replay
-// accrues the same figures. Totals per (namespace, ClusterQueue) row outlive the per-node and
-// per-GPU series, which end with their node; snapshots every few minutes answer "since".
+// GPU time and its cost, integrated over event time (issue #8). Sources (a pod, a node, a
+// reservation at zero) state what they contribute when they change; each series accrues at its
+// rate from the last change to the next, so a replay accrues the same figures and the cost of an
+// event is the sources it changed, not the size of the cluster. Totals per (namespace,
+// ClusterQueue) row outlive the per-node and per-GPU series, which end with their node;
+// snapshots every few minutes answer "since".
 #pragma once
 
 #include <compare>
@@ -10,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuaas/core/event_time.hpp"
@@ -17,7 +19,6 @@
 namespace gpuaas::core::accounting {
 
 enum class Measure { kAllocated, kBusy, kIdleReserved, kCharged, kCapacity, kCount };
-const char* to_string(Measure m);
 
 // The labels of one series; unused ones stay empty (idle-reserved has no node, capacity no
 // namespace).
@@ -46,6 +47,7 @@ struct RowTotals {
   double cost_idle_reserved = 0;  // idle-reserved GPU-seconds at the flavor's price
   double outcomes[static_cast<int>(Outcome::kCount)] = {};
   RowTotals& operator-=(const RowTotals& o);
+  RowTotals& operator+=(const RowTotals& o);
 };
 
 // Per flavor: GPU capacity the nodes offered and what it cost.
@@ -62,23 +64,37 @@ struct Snapshot {
   std::map<std::string, FlavorTotals> flavors;
 };
 
+// What a source adds to one series: `gpus` (fractions allowed) at `price` per GPU-hour.
+struct Contribution {
+  Measure measure = Measure::kAllocated;
+  SeriesKey key;
+  double gpus = 0;
+  double price = 0;
+};
+
 class UsageLedger {
  public:
-  // Accrues up to `now` at the rates in force, then clears them for the new statement.
-  void begin(EventTime now);
-  // Adds to a rate of the new statement: `gpus` (fractions allowed) at `price_per_gpu_hour`.
-  void add(Measure m, const SeriesKey& key, double gpus, double price_per_gpu_hour);
-  void outcome(const RowKey& row, Outcome o, double n);
-
   struct Series {
     Measure measure = Measure::kAllocated;
     SeriesKey key;
-    double rate = 0;
+    double rate = 0;   // GPUs
     double price = 0;  // per GPU-hour
-    double total = 0;  // GPU-seconds
-    EventTime idle_since{};
+    double total = 0;  // GPU-seconds, accrued up to `since`
+    EventTime since{};
+    EventTime idle_since{};  // rate 0 since
+    int sources = 0;         // contributions that point at it
   };
-  // Series values at `now` (accrued plus the running rate), for metrics.
+
+  // Replaces what `source` contributes from `now` on (empty: nothing).
+  void set(const std::string& source, const std::vector<Contribution>& contributions,
+           EventTime now);
+  bool has(const std::string& source) const { return sources_.count(source) > 0; }
+  void outcome(const RowKey& row, Outcome o, double n);
+  // Takes a snapshot when one is due and drops per-node series idle for an hour; call as time
+  // moves (it walks every series only when a snapshot is due).
+  void tick(EventTime now);
+
+  // A series' value at `now` (accrued plus the running rate), for metrics.
   double value(const Series& s, EventTime now) const;
   const std::map<std::pair<Measure, SeriesKey>, Series>& series() const { return series_; }
   // Rows and flavors at `now` (the running rates included).
@@ -86,15 +102,19 @@ class UsageLedger {
   // The snapshot at or before `t` (the ledger's start when none is that old: empty).
   Snapshot at_or_before(EventTime t) const;
   EventTime started() const { return started_; }
-  EventTime last() const { return last_; }
 
  private:
-  void accrue(Snapshot& into, double seconds) const;
+  struct Held {
+    Series* series;
+    double gpus;
+  };
+  void start(EventTime now);
+  void accrue(Series& s, EventTime now, Snapshot& into) const;
   std::map<std::pair<Measure, SeriesKey>, Series> series_;
-  Snapshot totals_;  // accrued up to last_
+  std::unordered_map<std::string, std::vector<Held>> sources_;
+  Snapshot totals_;  // what every series accrued up to its `since`
   std::deque<Snapshot> history_;
   EventTime started_{};
-  EventTime last_{};
   bool begun_ = false;
 };
 

@@ -42,9 +42,6 @@ class AdmissionController {
   // After the model applied an event: feeds what changed to the engine, runs a pass, and queues
   // actions and status messages caused by `event_id`.
   void after_event(ClusterModel& model, std::string_view event_id);
-  // Before the model applies the next event (the clock still at the last one): GPU accounting
-  // states the rates that changed since, so they count from when they changed.
-  void before_event(const ClusterModel& model);
   std::vector<bus::Message> take_output();
 
   // A policy set refused before it reached the stream (the files did not validate): logged and

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpuaas/core/event_time.hpp"
@@ -56,7 +56,13 @@ class ClusterModel {
  public:
   // Keeps a journal of applied changes until take_changes(); off by default (it costs a copy of
   // each key).
-  void record_changes(bool on) { record_changes_ = on; }
+  void record_changes(bool on) {
+    record_changes_ = on;
+    metrics_.track_touched(on);
+  }
+  // Pods ("namespace/pod") whose metric samples changed since the last call (with
+  // record_changes on).
+  std::vector<std::string> take_touched_pods() { return metrics_.take_touched(); }
   std::vector<ModelChange> take_changes() { return std::exchange(changes_, {}); }
   // The key of the workload (an object a plugin interprets) whose controller chain leads to the
   // pod, or "" when none does.
@@ -113,9 +119,9 @@ class ClusterModel {
   std::vector<ModelChange> changes_;
   EventTime now_{};
   ModelStats stats_;
-  std::map<std::string, KubeObject> nodes_;           // by name, sorted for display
-  std::unordered_map<std::string, KubeObject> pods_;  // by key
-  std::map<std::string, KubeObject> workloads_;       // by key
+  std::map<std::string, KubeObject> nodes_;              // by name, sorted for display
+  std::unordered_map<std::string, KubeObject> pods_;     // by key
+  std::map<std::string, KubeObject> workloads_;          // by key
   std::unordered_map<std::string, WorkloadView> views_;  // by key, for workloads a plugin handles
   WorkloadInterpreter* interpreter_ = nullptr;
   std::unordered_map<std::string, ResourceList> node_requested_;

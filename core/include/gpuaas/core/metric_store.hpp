@@ -38,6 +38,10 @@ class MetricStore {
   std::vector<const SeriesSample*> for_namespace(std::string_view ns) const;
   // Latest samples of every series of a metric name (walks all series: for periodic passes).
   std::vector<const SeriesSample*> named(std::string_view name) const;
+  // Pods ("namespace/pod") that got samples since the last call; tracked only once asked for
+  // (track_touched), so a model nobody accounts from keeps nothing.
+  void track_touched(bool on) { track_touched_ = on; }
+  std::vector<std::string> take_touched();
   // Every GPU key ("node/gpu") that has samples.
   std::vector<std::string> gpu_keys() const;
 
@@ -48,6 +52,8 @@ class MetricStore {
   std::unordered_map<std::string, std::vector<std::string>> by_pod_;
   std::unordered_map<std::string, std::vector<std::string>> by_gpu_;
   std::unordered_map<std::string, std::vector<std::string>> by_namespace_;
+  bool track_touched_ = false;
+  std::vector<std::string> touched_;
 };
 
 }  // namespace gpuaas::core
