@@ -174,7 +174,7 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
   const WorkloadView* view = model.view_of(key);
   if (!view) return;
   if (view->lifecycle && view->lifecycle->state() == v1::WorkloadLifecycle::SUCCEEDED)
-    accounting.succeeded(obj, scheduler->cluster_queue_of(key));
+    accounting.succeeded(key, obj, scheduler->cluster_queue_of(key));
   // Idle reclaim holds workloads at zero whose quota was released out of the queue until they
   // are asked for; a user starting one is such a request.
   if (book.find(key)) held_out_changed(model, key, obj, pending_decisions);
@@ -210,6 +210,7 @@ void AdmissionController::Impl::upsert_object(ClusterModel& model, const std::st
 }
 
 void AdmissionController::Impl::remove_object(ClusterModel& model, const std::string& key) {
+  accounting.forget(key);
   first_seen.erase(key);
   admitted.erase(key);
   book.states().erase(key);

@@ -172,6 +172,12 @@ void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& sche
     if (slash != std::string::npos)
       pods_.insert(ClusterModel::key_of(pod_meta(p.substr(0, slash), p.substr(slash + 1))));
   }
+  // Samples that stop coming must stop counting as busy: every few minutes the pods that hold
+  // GPUs are stated again (a stale sample counts as nothing).
+  if (now >= next_restate_) {
+    next_restate_ = now + kSampleFresh;
+    pods_.insert(gpu_pods_.begin(), gpu_pods_.end());
+  }
   if (restate_all_) {
     restate_all_ = false;
     for (const auto& [name, n] : model.nodes()) nodes_.insert(name);
@@ -336,11 +342,13 @@ void GpuAccounting::inference_pass(const ClusterModel& model,
       chosen[id] = s;
     }
   }
+  // Series that left the metric store (their pod is gone) are forgotten.
+  for (auto it = last_bucket_.begin(); it != last_bucket_.end();)
+    it = chosen.count(it->first) ? std::next(it) : last_bucket_.erase(it);
   for (const auto& [id, s] : chosen) {
     const std::string ns(MetricStore::label(*s, "namespace"));
     const std::string pod_name(MetricStore::label(*s, "pod"));
-    const std::string series = id + "le=" + std::to_string(chosen_le[id]);
-    auto [it, fresh] = last_bucket_.try_emplace(series, 0.0);
+    auto [it, fresh] = last_bucket_.try_emplace(id, 0.0);
     const double rise = s->value >= it->second ? s->value - it->second : s->value;  // reset
     it->second = s->value;
     if (rise <= 0) continue;
@@ -351,11 +359,12 @@ void GpuAccounting::inference_pass(const ClusterModel& model,
   }
 }
 
-void GpuAccounting::succeeded(const KubeObject& workload, const std::string& cluster_queue) {
-  const std::string id = workload.meta.kind + "/" + workload.meta.namespace_ + "/" +
-                         workload.meta.name + "@" + workload.meta.uid;
-  if (succeeded_.insert(id).second)
-    ledger_.outcome({workload.meta.namespace_, cluster_queue}, Outcome::kJob, 1);
+void GpuAccounting::succeeded(const std::string& key, const KubeObject& workload,
+                              const std::string& cluster_queue) {
+  auto [it, fresh] = succeeded_.try_emplace(key, workload.meta.uid);
+  if (!fresh && it->second == workload.meta.uid) return;  // the same incarnation again
+  it->second = workload.meta.uid;
+  ledger_.outcome({workload.meta.namespace_, cluster_queue}, Outcome::kJob, 1);
 }
 
 void GpuAccounting::export_metrics(EventTime now) const {

@@ -55,7 +55,9 @@ class GpuAccounting {
   void update(ClusterModel& model, const admission::Scheduler& scheduler,
               const std::map<std::string, int64_t>& coming_gpus, bool watch_reservations);
   // A workload's lifecycle said Succeeded: one job outcome, once per incarnation (uid).
-  void succeeded(const KubeObject& workload, const std::string& cluster_queue);
+  void succeeded(const std::string& key, const KubeObject& workload,
+                 const std::string& cluster_queue);
+  void forget(const std::string& key) { succeeded_.erase(key); }  // the workload is gone
 
   // Brings the counters up to the ledger at `now`. Thread-safe against itself.
   void export_metrics(EventTime now) const;
@@ -88,9 +90,10 @@ class GpuAccounting {
   std::map<std::string, std::string> session_of_pod_;      // pod key -> session workload
   std::map<std::string, std::set<std::string>> sessions_;  // session workload -> its pods
   std::set<std::string> sessions_used_;                    // counted in their current run
-  std::set<std::string> succeeded_;                        // "key@uid" counted
-  std::unordered_map<std::string, double> last_bucket_;    // latency bucket series: last value
-  std::map<std::string, int64_t> coming_;                  // stated provisioning GPUs
+  std::map<std::string, std::string> succeeded_;           // workload key -> uid counted
+  EventTime next_restate_{};
+  std::map<std::string, double> last_bucket_;  // latency bucket series (no le): last value
+  std::map<std::string, int64_t> coming_;      // stated provisioning GPUs
 
   struct Metrics;
   std::unique_ptr<Metrics> metrics_;

@@ -74,6 +74,19 @@ TEST(GpuAccountingTest, AllocatedBusyAndCostOfAnHour) {
   EXPECT_DOUBLE_EQ(h.metric("gpuaas_gpu_hour_price{flavor=\"l40s\",source=\"CostModel\"}"), 3.0);
 }
 
+TEST(GpuAccountingTest, BusyStopsCountingWhenSamplesStop) {
+  Harness h(test::cluster_policy() + kPrice);
+  const auto t0 = h.now;
+  h.running_ray_cluster("team-a", "rc", 2);
+  h.run_until(t0 + 10min, 50.0);  // samples from t0+30s to t0+10m
+  h.run_until(t0 + 1h, std::nullopt);
+  const double busy = tenant(h.report(), "serving")["gpu_hours"]["busy"].get<double>();
+  // 0.5 GPU from t0+30s until the last sample is 5 min old, noticed within 5 more minutes:
+  // between 15 min 30 s and 20 min 30 s of half a GPU.
+  EXPECT_GE(busy, 0.5 * 930 / 3600 - 1e-4);
+  EXPECT_LE(busy, 0.5 * 1230 / 3600 + 1e-4);
+}
+
 TEST(GpuAccountingTest, TheWindowCountsOnlyItsOwnTime) {
   Harness h(test::cluster_policy() + kPrice);
   const auto t0 = h.now;
