@@ -183,3 +183,76 @@ TEST_F(PrometheusEndToEnd, DashboardAndAlertsNameOnlyFamiliesTheDaemonRegisters)
 
 }  // namespace
 }  // namespace gpuaas::testing
+
+namespace gpuaas::testing {
+namespace {
+
+// A pod of the admitted Job, running on the node and seen by dcgm-exporter: the GPU families
+// have series too.
+constexpr const char* kRunningPod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train-abcde
+  namespace: team-a
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: train, uid: job-train, controller: true}]
+spec:
+  nodeName: h100-a
+  containers:
+  - {name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "1"}}}
+status: {phase: Running}
+)";
+
+constexpr const char* kDcgm =
+    "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"h100-a\",namespace=\"team-a\",pod=\"train-abcde\"} "
+    "55\n";
+
+TEST_F(PrometheusEndToEnd, MetricsPassPromtoolAndShowTheIssuesFamilies) {
+  start_daemon_with_admin(kH100QueuePolicy);
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_FALSE(promtool_bin().empty()) << "promtool not found when cmake ran";
+  ASSERT_EQ(apply("node.yaml", kH100Node), 0);
+  ASSERT_EQ(apply("job.yaml", kJob), 0);
+  ASSERT_EQ(apply("pod.yaml", kRunningPod), 0);
+  ASSERT_EQ(ctl("push-metrics " + write("dcgm.prom", kDcgm) + " >/dev/null").exit_code, 0);
+  // A node, a workload, an admission and a running pod seen: every family the issue names shows.
+  const std::vector<std::string> families = {"gpuaas_pending_workloads",
+                                             "gpuaas_pending_gpus",
+                                             "gpuaas_admitted_workloads_total",
+                                             "gpuaas_evicted_workloads_total",
+                                             "gpuaas_preempted_workloads_total",
+                                             "gpuaas_admission_wait_time_seconds",
+                                             "gpuaas_cluster_queue_nominal_quota",
+                                             "gpuaas_cluster_queue_borrowing_limit",
+                                             "gpuaas_cluster_queue_lending_limit",
+                                             "gpuaas_cluster_queue_resource_reservation",
+                                             "gpuaas_cluster_queue_resource_usage",
+                                             "gpuaas_cluster_queue_weighted_share",
+                                             "gpuaas_gpu_allocated_seconds_total",
+                                             "gpuaas_gpu_busy_seconds_total",
+                                             "gpuaas_gpu_idle_reserved_seconds_total",
+                                             "gpuaas_decisions_total",
+                                             "gpuaas_events_processed_total",
+                                             "gpuaas_events_deadlettered_total",
+                                             "gpuaas_event_to_action_latency_seconds",
+                                             "gpuaas_plugin_errors_total",
+                                             "gpuaas_cost_total",
+                                             "gpuaas_outcomes_total"};
+  std::string text, missing;
+  EXPECT_TRUE(eventually(
+      [&] {
+        text = http_get("http://" + admin_ + "/metrics");
+        missing.clear();
+        for (const auto& f : families)
+          if (text.find("# TYPE " + f + " ") == std::string::npos) missing += f + " ";
+        return missing.empty();
+      },
+      seconds(20)))
+      << "missing: " << missing << "\n"
+      << log();
+  const auto check = run_command("cat " + write("metrics.txt", text) + " | " + promtool_bin() +
+                                 " check metrics 2>&1");
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+}
+
+}  // namespace
+}  // namespace gpuaas::testing
