@@ -231,7 +231,10 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
       if (const KubeObject* o = model.object(ch.key)) s.apply_policy(*o, model);
     }
   }
-  if (!s.scheduler) return;
+  if (!s.scheduler) {
+    (void)model.take_touched_pods();  // nothing accounts before a policy: keep nothing
+    return;
+  }
   for (const auto& ch : changes) {
     switch (ch.category) {
       case ModelChange::Category::kNode:
