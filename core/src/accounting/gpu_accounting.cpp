@@ -493,11 +493,7 @@ std::string GpuAccounting::report_json(EventTime now,
   std::map<std::string, std::pair<RowTotals, json>> tenants;
   for (const auto& [row, r] : t.rows) {
     auto& [sum, projects] = tenants[row.cluster_queue];
-    for (int i = 0; i < static_cast<int>(Measure::kCount); ++i)
-      sum.gpu_seconds[i] += r.gpu_seconds[i];
-    for (int i = 0; i < static_cast<int>(Outcome::kCount); ++i) sum.outcomes[i] += r.outcomes[i];
-    sum.cost_charged += r.cost_charged;
-    sum.cost_idle_reserved += r.cost_idle_reserved;
+    sum += r;
     json p = figures(r);
     p["namespace"] = row.namespace_;
     if (projects.is_null()) projects = json::array();
