@@ -18,6 +18,7 @@
 #include "js_stream_config.hpp"
 #include "nats_connection.hpp"
 #include "nats_consumer.hpp"
+#include "nats_security.hpp"
 
 namespace gpuaas::bus {
 namespace {
@@ -345,6 +346,7 @@ Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
     // with max_reconnect -1); with one it returns NATS_NOT_YET_CONNECTED and keeps trying.
     natsOptions_SetRetryOnFailedConnect(opts.get(), true, on_connected_late, nullptr);
   }
+  if (auto st = apply_security(opts.get(), o); !st) return st;
   auto conn = std::make_shared<Connection>();
   natsStatus s = natsConnection_Connect(&conn->nc, opts.get());
   if (s != NATS_OK && !(s == NATS_NOT_YET_CONNECTED && o.retry_on_failed_connect)) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "daemon_counters.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/event_applier.hpp"
 #include "gpuaas/core/event_codec.hpp"
@@ -28,13 +29,6 @@ bus::ConsumerSettings consumer_settings(const DaemonConfig& c) {
 }
 
 }  // namespace
-
-struct Daemon::Counters {
-  IntakeStats stats;
-  telemetry::Counter* redeliveries = nullptr;
-  telemetry::Gauge* last_sequence = nullptr;
-  telemetry::Histogram* action_latency = nullptr;
-};
 
 Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry,
                WorkloadInterpreter* interpreter)
@@ -227,45 +221,9 @@ IntakeStats Daemon::stats() const {
   return counters_->stats;
 }
 
-std::string Daemon::state_json() const {
-  std::shared_lock lock(model_mu_);
-  return render_state_json(model_, counters_->stats, config_,
-                           admission_ ? admission_->queues_json(model_) : "[]",
-                           admission_ ? admission_->pools_json(model_) : "[]");
-}
-
-std::string Daemon::report_json(std::string_view since_seconds) const {
-  std::optional<std::chrono::seconds> since;
-  if (!since_seconds.empty()) {
-    int64_t v = 0;
-    auto [end, ec] =
-        std::from_chars(since_seconds.data(), since_seconds.data() + since_seconds.size(), v);
-    if (ec != std::errc() || end != since_seconds.data() + since_seconds.size() || v < 0)
-      return R"({"error":"the report window is a whole number of seconds"})";
-    since = std::chrono::seconds(v);
-  }
-  std::shared_lock lock(model_mu_);
-  if (!admission_) return R"({"error":"the report needs a policy: gpuaasd runs without --policy"})";
-  return admission_->report_json(model_, since);
-}
-
 void Daemon::refresh_metrics() const {
   std::shared_lock lock(model_mu_);
   if (admission_) admission_->refresh_metrics(model_);
-}
-
-std::string Daemon::plugins_json() const {
-  // The interpreter's own lock guards its plugin list; the model lock keeps it from changing
-  // under a concurrent apply.
-  std::shared_lock lock(model_mu_);
-  const WorkloadInterpreter* in = model_.interpreter();
-  return in == nullptr ? R"({"plugins":[],"refused":[]})" : in->plugins_json();
-}
-
-std::string Daemon::explain_json(std::string_view workload) const {
-  std::shared_lock lock(model_mu_);
-  if (!admission_) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
-  return admission_->explain_json(workload, model_);
 }
 
 Status Daemon::reload_policy() {
@@ -315,33 +273,6 @@ void Daemon::policy_watch_loop() {
     (void)reload_policy();
     lock.lock();
   }
-}
-
-void Daemon::serve_api() {
-  auto serve = [this](const char* endpoint, std::string (Daemon::*answer)() const) {
-    auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
-                          [this, answer](const bus::Message&) { return (this->*answer)(); });
-    if (sub) {
-      api_.push_back(std::move(sub).value());
-    } else {
-      spdlog::error("API {}: {}", endpoint, sub.status().message());
-    }
-  };
-  serve("state", &Daemon::state_json);
-  serve("plugins", &Daemon::plugins_json);
-  auto serve_query = [this](const char* endpoint,
-                            std::string (Daemon::*answer)(std::string_view) const) {
-    auto sub =
-        bus_.serve(subjects_.api(endpoint), "gpuaasd",
-                   [this, answer](const bus::Message& m) { return (this->*answer)(m.data); });
-    if (sub) {
-      api_.push_back(std::move(sub).value());
-    } else {
-      spdlog::error("API {}: {}", endpoint, sub.status().message());
-    }
-  };
-  serve_query("explain", &Daemon::explain_json);
-  serve_query("report", &Daemon::report_json);
 }
 
 // The only wall-clock read in the daemon: it becomes an event in the stream, and from there on it
