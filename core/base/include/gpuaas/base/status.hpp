@@ -13,6 +13,7 @@ enum class StatusCode {
   kNotFound,
   kUnavailable,  // server unreachable, timed out: may work later
   kInternal,
+  kConflict,  // a compare-and-set lost: someone else wrote first (a KV revision, a lease)
 };
 
 class Status {
@@ -25,6 +26,7 @@ class Status {
   static Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
 
   bool is_ok() const { return code_ == StatusCode::kOk; }
   explicit operator bool() const { return is_ok(); }
