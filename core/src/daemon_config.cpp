@@ -41,6 +41,13 @@ Status read_string(const std::string& path, const YAML::Node& n, std::string& ou
   return Status::ok();
 }
 
+Status read_bool(const std::string& path, const YAML::Node& n, bool& out) {
+  if (!n.IsScalar() || (n.Scalar() != "true" && n.Scalar() != "false"))
+    return Status::invalid(where(path, n) + "expected true or false");
+  out = n.Scalar() == "true";
+  return Status::ok();
+}
+
 template <typename Duration>
 Status read_duration(const std::string& path, const YAML::Node& n, Duration& out) {
   if (!n.IsScalar()) return Status::invalid(where(path, n) + "expected a duration such as 30s");
@@ -210,6 +217,8 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
          [&](const YAML::Node& n) { return read_duration(path, n, cfg.tick_interval); }},
         {"policyWatchInterval",
          [&](const YAML::Node& n) { return read_duration(path, n, cfg.policy_watch_interval); }},
+        {"policyFromStream",
+         [&](const YAML::Node& n) { return read_bool(path, n, cfg.admission_from_stream); }},
         {"policies",
          [&](const YAML::Node& n) {
            if (!n.IsSequence()) return Status::invalid(where(path, n) + "expected a list of files");
