@@ -1,5 +1,7 @@
 #include "gpuaas/bus/memory_bus.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -44,8 +46,47 @@ struct DurableState {
 
 constexpr std::size_t kDedupIds = 100000;
 
+// A KV bucket: the latest value of each key. TTL is measured on the steady clock, as the server
+// measures it (infrastructure, not a decision): a value older than the TTL reads as absent.
+struct MemoryBucket {
+  KvSettings settings;
+  uint64_t last_revision = 0;  // revisions count writes in the bucket, as stream sequences do
+  struct Slot {
+    std::string value;
+    uint64_t revision = 0;
+    bool deleted = false;  // a delete marker: absent for get and create, a revision for update
+    std::chrono::steady_clock::time_point stored;
+  };
+  std::map<std::string, Slot, std::less<>> keys;
+
+  // The key's slot unless it expired (then it is dropped, as MaxAge drops the message).
+  Slot* find(const std::string& key) {
+    auto it = keys.find(key);
+    if (it == keys.end()) return nullptr;
+    if (settings.ttl.count() > 0 &&
+        std::chrono::steady_clock::now() - it->second.stored >= settings.ttl) {
+      keys.erase(it);
+      return nullptr;
+    }
+    return &it->second;
+  }
+  uint64_t write(const std::string& key, std::string_view value, bool deleted) {
+    Slot& s = keys[key];
+    s.value.assign(value);
+    s.revision = ++last_revision;
+    s.deleted = deleted;
+    s.stored = std::chrono::steady_clock::now();
+    return s.revision;
+  }
+};
+
+// Values are limited like a nats-server with the default max_payload, so a value that would
+// not fit in production fails here too.
+constexpr int64_t kMemoryMaxPayload = 1024 * 1024 - 256;
+
 struct Shared {
   std::mutex mu;
+  std::map<std::string, std::shared_ptr<MemoryBucket>> buckets;
   std::condition_variable stored;
   std::map<std::string, MemoryStream> streams;
   std::map<std::pair<std::string, std::string>, DurableState> durables;
@@ -144,6 +185,104 @@ class MemoryConsumer final : public Consumer {
   uint64_t next_;
   std::string filter_;
   std::string durable_;
+};
+
+class MemoryKeyValue final : public KeyValue {
+ public:
+  MemoryKeyValue(std::shared_ptr<Shared> s, std::string bucket)
+      : KeyValue(std::move(bucket)), s_(std::move(s)) {}
+
+  Result<std::optional<KvEntry>> get(const std::string& key) override {
+    if (auto st = check_kv_key(bucket(), key); !st) return st;
+    std::lock_guard lock(s_->mu);
+    auto b = find_bucket();
+    if (!b) return b.status();
+    MemoryBucket::Slot* slot = (*b)->find(key);
+    if (slot == nullptr || slot->deleted) return std::optional<KvEntry>();
+    return std::optional<KvEntry>(KvEntry{slot->value, slot->revision});
+  }
+
+  Result<uint64_t> put(const std::string& key, std::string_view value) override {
+    std::lock_guard lock(s_->mu);
+    auto b = checked(key, value, "put");
+    if (!b) return b.status();
+    return (*b)->write(key, value, false);
+  }
+
+  Result<uint64_t> create(const std::string& key, std::string_view value) override {
+    std::lock_guard lock(s_->mu);
+    auto b = checked(key, value, "create");
+    if (!b) return b.status();
+    MemoryBucket::Slot* slot = (*b)->find(key);
+    if (slot != nullptr && !slot->deleted) {
+      return Status::conflict("KV create key " + key + " in bucket " + bucket() +
+                              ": the key exists (revision " + std::to_string(slot->revision) + ")");
+    }
+    return (*b)->write(key, value, false);
+  }
+
+  Result<uint64_t> update(const std::string& key, std::string_view value,
+                          uint64_t last_revision) override {
+    std::lock_guard lock(s_->mu);
+    auto b = checked(key, value, "update");
+    if (!b) return b.status();
+    if (last_revision == 0) {
+      return Status::invalid("KV update of key " + key + " in bucket " + bucket() +
+                             ": revision 0 (use create for an absent key)");
+    }
+    MemoryBucket::Slot* slot = (*b)->find(key);
+    uint64_t current = slot != nullptr ? slot->revision : 0;
+    if (current != last_revision) {
+      return Status::conflict("KV update at revision " + std::to_string(last_revision) +
+                              " of key " + key + " in bucket " + bucket() +
+                              ": someone else wrote the key first (its revision is " +
+                              std::to_string(current) + ")");
+    }
+    return (*b)->write(key, value, false);
+  }
+
+  Status remove(const std::string& key) override {
+    if (auto st = check_kv_key(bucket(), key); !st) return st;
+    std::lock_guard lock(s_->mu);
+    auto b = find_bucket();
+    if (!b) return b.status();
+    (*b)->write(key, "", true);
+    return Status::ok();
+  }
+
+  int64_t max_value_size() const override {
+    std::lock_guard lock(s_->mu);
+    auto it = s_->buckets.find(bucket());
+    int64_t limit = kMemoryMaxPayload;
+    if (it != s_->buckets.end() && it->second->settings.max_value_size > 0) {
+      limit = std::min(limit, it->second->settings.max_value_size);
+    }
+    return limit;
+  }
+
+ private:
+  // Call with s_->mu held.
+  Result<MemoryBucket*> find_bucket() {
+    auto it = s_->buckets.find(bucket());
+    if (it == s_->buckets.end()) return Status::not_found("KV bucket " + bucket() + " is gone");
+    return it->second.get();
+  }
+  Result<MemoryBucket*> checked(const std::string& key, std::string_view value, const char* what) {
+    if (auto st = check_kv_key(bucket(), key); !st) return st;
+    auto b = find_bucket();
+    if (!b) return b;
+    int64_t limit = kMemoryMaxPayload;
+    if ((*b)->settings.max_value_size > 0) limit = std::min(limit, (*b)->settings.max_value_size);
+    if (static_cast<int64_t>(value.size()) > limit) {
+      return Status::invalid(std::string("KV ") + what + " key " + key + " in bucket " + bucket() +
+                             ": the value is " + std::to_string(value.size()) +
+                             " bytes, more than the " + std::to_string(limit) +
+                             " the bucket accepts; split it with put_chunked()");
+    }
+    return b;
+  }
+
+  std::shared_ptr<Shared> s_;
 };
 
 class MemoryBus final : public Bus {
@@ -303,6 +442,25 @@ class MemoryBus final : public Bus {
   }
 
   Status flush(std::chrono::milliseconds) override { return Status::ok(); }
+
+  Result<std::unique_ptr<KeyValue>> open_kv(const KvSettings& settings) override {
+    if (auto st = check_kv_bucket(settings.bucket); !st) return st;
+    if (settings.history < 1 || settings.history > 64) {
+      return Status::invalid("KV bucket " + settings.bucket + ": history " +
+                             std::to_string(settings.history) + " is outside 1..64");
+    }
+    std::lock_guard lock(s_->mu);
+    auto& b = s_->buckets[settings.bucket];
+    if (!b) b = std::make_shared<MemoryBucket>();
+    b->settings = settings;  // only the latest value is kept, whatever the history
+    return std::unique_ptr<KeyValue>(std::make_unique<MemoryKeyValue>(s_, settings.bucket));
+  }
+
+  Status delete_kv(const std::string& bucket) override {
+    std::lock_guard lock(s_->mu);
+    s_->buckets.erase(bucket);
+    return Status::ok();
+  }
 
  private:
   MemoryStream* capturing(const std::string& subject) {

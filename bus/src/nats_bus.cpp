@@ -18,6 +18,7 @@
 #include "js_stream_config.hpp"
 #include "nats_connection.hpp"
 #include "nats_consumer.hpp"
+#include "nats_kv.hpp"
 #include "nats_security.hpp"
 
 namespace gpuaas::bus {
@@ -293,6 +294,11 @@ class NatsBus final : public Bus {
   Status flush(std::chrono::milliseconds timeout) override {
     return from_nats(natsConnection_FlushTimeout(conn_->nc, timeout.count()), "flushing");
   }
+
+  Result<std::unique_ptr<KeyValue>> open_kv(const KvSettings& settings) override {
+    return open_nats_kv(conn_, settings);
+  }
+  Status delete_kv(const std::string& bucket) override { return delete_nats_kv(*conn_, bucket); }
 
  private:
   Result<std::unique_ptr<Consumer>> open_ephemeral(const std::string& stream,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gpuaas/base/status.hpp"
+#include "gpuaas/bus/key_value.hpp"
 #include "gpuaas/bus/message.hpp"
 #include "gpuaas/bus/stream.hpp"
 
@@ -68,6 +69,16 @@ class Bus {
 
   // Sends what is buffered; true when the server answered within the timeout.
   virtual Status flush(std::chrono::milliseconds timeout) = 0;
+
+  // The key-value bucket named in settings, created when missing; an existing bucket's TTL,
+  // history and replicas are updated to the settings. Buses without a KV store say kUnavailable.
+  virtual Result<std::unique_ptr<KeyValue>> open_kv(const KvSettings& settings) {
+    return Status::unavailable("KV bucket " + settings.bucket +
+                               ": this bus has no key-value store");
+  }
+  virtual Status delete_kv(const std::string& bucket) {
+    return Status::unavailable("KV bucket " + bucket + ": this bus has no key-value store");
+  }
 };
 
 }  // namespace gpuaas::bus
