@@ -241,11 +241,19 @@ class MemoryKeyValue final : public KeyValue {
     return (*b)->write(key, value, false);
   }
 
-  Status remove(const std::string& key) override {
+  Status remove(const std::string& key, uint64_t last_revision) override {
     if (auto st = check_kv_key(bucket(), key); !st) return st;
     std::lock_guard lock(s_->mu);
     auto b = find_bucket();
     if (!b) return b.status();
+    if (last_revision > 0) {
+      MemoryBucket::Slot* slot = (*b)->find(key);
+      if (slot == nullptr || slot->revision != last_revision) {
+        return Status::conflict("KV delete at revision " + std::to_string(last_revision) +
+                                " of key " + key + " in bucket " + bucket() +
+                                ": someone else wrote the key first");
+      }
+    }
     (*b)->write(key, "", true);
     return Status::ok();
   }

@@ -86,7 +86,7 @@ class NatsKeyValue final : public KeyValue {
     return write(key, value, po, "update at revision " + std::to_string(last_revision) + " of");
   }
 
-  Status remove(const std::string& key) override {
+  Status remove(const std::string& key, uint64_t last_revision) override {
     if (auto st = check_kv_key(bucket(), key); !st) return st;
     std::string subject = prefix_ + key;
     natsMsg* raw = nullptr;
@@ -94,8 +94,16 @@ class NatsKeyValue final : public KeyValue {
     if (s != NATS_OK) return from_nats(s, "KV delete of key " + key + " in bucket " + bucket());
     MsgPtr m(raw);
     s = natsMsgHeader_Set(m.get(), kOpHeader, "DEL");
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.ExpectLastSubjectSeq = last_revision;  // 0: unconditional
     jsErrCode jerr = static_cast<jsErrCode>(0);
-    if (s == NATS_OK) s = js_PublishMsg(nullptr, conn_->js, m.get(), nullptr, &jerr);
+    if (s == NATS_OK) s = js_PublishMsg(nullptr, conn_->js, m.get(), &po, &jerr);
+    if (jerr == JSStreamWrongLastSequenceErr) {
+      return Status::conflict("KV delete at revision " + std::to_string(last_revision) +
+                              " of key " + key + " in bucket " + bucket() +
+                              ": someone else wrote the key first");
+    }
     return from_nats(s, "KV delete of key " + key + " in bucket " + bucket(), jerr);
   }
 

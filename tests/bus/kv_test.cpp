@@ -98,6 +98,24 @@ TEST_P(KvTest, CreateFailsWithConflictWhenPresentAndSucceedsAfterRemove) {
   EXPECT_TRUE(kv->remove("never-written").is_ok());
 }
 
+TEST_P(KvTest, ConditionalRemoveOnlyDeletesTheExpectedRevision) {
+  auto kv = open();
+  ASSERT_TRUE(kv);
+  auto r1 = kv->create("lease", "a");
+  ASSERT_TRUE(r1.is_ok()) << r1.status().message();
+  auto r2 = kv->update("lease", "b", *r1);
+  ASSERT_TRUE(r2.is_ok()) << r2.status().message();
+  auto st = kv->remove("lease", *r1);  // a holder that lost the key must not delete b's
+  EXPECT_EQ(st.code(), StatusCode::kConflict) << st.message();
+  auto still = kv->get("lease");
+  ASSERT_TRUE(still.is_ok() && still->has_value());
+  EXPECT_EQ((*still)->value, "b");
+  ASSERT_TRUE(kv->remove("lease", *r2).is_ok());
+  auto gone = kv->get("lease");
+  ASSERT_TRUE(gone.is_ok());
+  EXPECT_FALSE(gone->has_value());
+}
+
 TEST_P(KvTest, UpdateNeedsTheLatestRevision) {
   auto kv = open();
   ASSERT_TRUE(kv);

@@ -50,7 +50,9 @@ class KeyValue {
   virtual Result<uint64_t> update(const std::string& key, std::string_view value,
                                   uint64_t last_revision) = 0;
   // Deletes the key (a delete marker: a later create() succeeds). Absent keys are fine.
-  virtual Status remove(const std::string& key) = 0;
+  // With last_revision > 0, deletes only when that is still the key's latest revision
+  // (kConflict otherwise): a lease holder releases its lease, never its successor's.
+  virtual Status remove(const std::string& key, uint64_t last_revision = 0) = 0;
 
   // The largest value put() accepts, in bytes.
   virtual int64_t max_value_size() const = 0;
