@@ -1,0 +1,235 @@
+// Credentials and TLS on a real nats-server: the right ones connect, wrong or missing ones fail
+// with an error that names the option and the file and never carries the secret.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/bus/nats_server_process.hpp"
+
+namespace gpuaas::bus {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kPassword = "s3cr3t-Pa55word-never-logged";
+const std::string kWrongPassword = "wr0ng-Pa55word-never-logged";
+
+fs::path temp_dir() {
+  std::string tmpl = (fs::temp_directory_path() / "gpuaas-sec-XXXXXX").string();
+  EXPECT_NE(::mkdtemp(tmpl.data()), nullptr);
+  return tmpl;
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+class NatsSecurityTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(temp_dir());
+    write(*dir_ / "auth.conf",
+          "authorization { users: [ {user: gpuaasd, password: \"" + kPassword + "\"} ] }\n");
+    NatsServerOptions so;
+    so.extra_args = {"-c", (*dir_ / "auth.conf").string()};
+    auto s = NatsServerProcess::start(so);
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    server_ = std::move(s).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+  static NatsOptions options() {
+    NatsOptions o;
+    o.url = server_->url();
+    o.name = "security-test";
+    o.max_reconnect = 0;
+    return o;
+  }
+  static inline NatsServerProcess* server_ = nullptr;
+  static inline fs::path* dir_ = nullptr;
+};
+
+TEST_F(NatsSecurityTest, PasswordFromAFileConnects) {
+  write(*dir_ / "password", kPassword + "\n");  // the newline an editor leaves is not part of it
+  NatsOptions o = options();
+  o.user = "gpuaasd";
+  o.password_file = (*dir_ / "password").string();
+  auto bus = connect_nats(o);
+  ASSERT_TRUE(bus.is_ok()) << bus.status().message();
+  EXPECT_TRUE((*bus)->flush(std::chrono::seconds(5)).is_ok());
+}
+
+TEST_F(NatsSecurityTest, WithoutCredentialsTheServerRefuses) {
+  auto bus = connect_nats(options());
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_NE(bus.status().message().find("Authorization"), std::string::npos)
+      << bus.status().message();
+}
+
+TEST_F(NatsSecurityTest, AWrongPasswordIsNeverInTheError) {
+  for (bool from_file : {false, true}) {
+    NatsOptions o = options();
+    o.user = "gpuaasd";
+    if (from_file) {
+      write(*dir_ / "wrong", kWrongPassword);
+      o.password_file = (*dir_ / "wrong").string();
+    } else {
+      o.password = kWrongPassword;
+    }
+    auto bus = connect_nats(o);
+    ASSERT_FALSE(bus.is_ok());
+    const std::string& m = bus.status().message();
+    EXPECT_EQ(m.find(kWrongPassword), std::string::npos) << m;
+    EXPECT_EQ(m.find(kPassword), std::string::npos) << m;
+    EXPECT_NE(m.find("Authorization"), std::string::npos) << m;
+  }
+}
+
+TEST_F(NatsSecurityTest, MissingOrEmptySecretFilesAreNamed) {
+  NatsOptions o = options();
+  o.user = "gpuaasd";
+  o.password_file = (*dir_ / "no-such-file").string();
+  auto bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message(), "nats password file: cannot read " + o.password_file);
+
+  write(*dir_ / "empty", "");
+  o.password_file = (*dir_ / "empty").string();
+  bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message(), "nats password file: " + o.password_file + " is empty");
+
+  NatsOptions t = options();
+  t.token_file = (*dir_ / "no-token").string();
+  bus = connect_nats(t);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message(), "nats token file: cannot read " + t.token_file);
+
+  NatsOptions c = options();
+  c.credentials_file = (*dir_ / "no.creds").string();
+  bus = connect_nats(c);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message(), "nats credentials file: cannot read " + c.credentials_file);
+
+  NatsOptions k = options();
+  k.nkey = "UABC";
+  bus = connect_nats(k);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_NE(bus.status().message().find("seed file"), std::string::npos);
+}
+
+TEST_F(NatsSecurityTest, CredentialsInTheUrlAreRefusedWithoutBeingRepeated) {
+  NatsOptions o = options();
+  o.url = "nats://gpuaasd:" + kPassword + "@127.0.0.1:" + std::to_string(server_->port());
+  auto bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message().find(kPassword), std::string::npos) << bus.status().message();
+  EXPECT_NE(bus.status().message().find("credentials in the URL"), std::string::npos);
+}
+
+TEST_F(NatsSecurityTest, OneIdentityAtATime) {
+  NatsOptions o = options();
+  o.user = "gpuaasd";
+  o.password = kPassword;
+  o.token = "also-a-token";
+  auto bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message().find("also-a-token"), std::string::npos);
+  EXPECT_NE(bus.status().message().find("not several"), std::string::npos);
+}
+
+// TLS with a throw-away CA, server and client certificate made by the openssl command.
+class NatsTlsTest : public ::testing::Test {
+ protected:
+  static bool openssl(const std::string& args) {
+    return std::system(("openssl " + args + " >/dev/null 2>&1").c_str()) == 0;
+  }
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(temp_dir());
+    const std::string d = dir_->string();
+    write(*dir_ / "san.ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
+    ASSERT_TRUE(
+        openssl("req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=gpuaas-test-ca"
+                " -keyout " +
+                d + "/ca-key.pem -out " + d + "/ca.pem"))
+        << "is the openssl command installed?";
+    for (const std::string name : {"server", "client"}) {
+      ASSERT_TRUE(openssl("req -newkey rsa:2048 -nodes -subj /CN=" + name + " -keyout " + d + "/" +
+                          name + "-key.pem -out " + d + "/" + name + ".csr"));
+      ASSERT_TRUE(openssl("x509 -req -days 1 -in " + d + "/" + name + ".csr -CA " + d +
+                          "/ca.pem -CAkey " + d + "/ca-key.pem -CAcreateserial -extfile " + d +
+                          "/san.ext -out " + d + "/" + name + ".pem"));
+    }
+    write(*dir_ / "tls.conf", "tls {\n  cert_file: \"" + d + "/server.pem\"\n  key_file: \"" + d +
+                                  "/server-key.pem\"\n  ca_file: \"" + d +
+                                  "/ca.pem\"\n  verify: true\n}\n");
+    NatsServerOptions so;
+    so.extra_args = {"-c", (*dir_ / "tls.conf").string()};
+    auto s = NatsServerProcess::start(so);
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    server_ = std::move(s).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+  static NatsOptions options() {
+    NatsOptions o;
+    o.url = server_->url();
+    o.max_reconnect = 0;
+    o.tls_ca = (*dir_ / "ca.pem").string();
+    return o;
+  }
+  static inline NatsServerProcess* server_ = nullptr;
+  static inline fs::path* dir_ = nullptr;
+};
+
+TEST_F(NatsTlsTest, ClientCertificateSignedByTheCaConnects) {
+  NatsOptions o = options();
+  o.tls_cert = (*dir_ / "client.pem").string();
+  o.tls_key = (*dir_ / "client-key.pem").string();
+  auto bus = connect_nats(o);
+  ASSERT_TRUE(bus.is_ok()) << bus.status().message();
+  EXPECT_TRUE((*bus)->flush(std::chrono::seconds(5)).is_ok());
+  // The name the certificate carries, asked for explicitly.
+  o.tls_server_name = "localhost";
+  bus = connect_nats(o);
+  ASSERT_TRUE(bus.is_ok()) << bus.status().message();
+}
+
+TEST_F(NatsTlsTest, WithoutAClientCertificateTheServerRefuses) {
+  auto bus = connect_nats(options());
+  EXPECT_FALSE(bus.is_ok());
+}
+
+TEST_F(NatsTlsTest, AServerNameTheCertificateLacksIsRefused) {
+  NatsOptions o = options();
+  o.tls_cert = (*dir_ / "client.pem").string();
+  o.tls_key = (*dir_ / "client-key.pem").string();
+  o.tls_server_name = "nats.example.com";
+  EXPECT_FALSE(connect_nats(o).is_ok());
+}
+
+TEST_F(NatsTlsTest, ACertificateWithoutItsKeyIsAConfigurationError) {
+  NatsOptions o = options();
+  o.tls_cert = (*dir_ / "client.pem").string();
+  auto bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_NE(bus.status().message().find("needs its key"), std::string::npos);
+  o.tls_key = (*dir_ / "missing-key.pem").string();
+  bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().message(), "nats tls key: cannot read " + o.tls_key);
+}
+
+}  // namespace
+}  // namespace gpuaas::bus
