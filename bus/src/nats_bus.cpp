@@ -5,6 +5,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
@@ -335,13 +336,35 @@ class NatsBus final : public Bus {
 
 void on_connected_late(natsConnection*, void*) {}
 
+// One URL, or a cluster's as a comma-separated list: nats.c 3.4.1's natsOptions_SetURL takes one
+// URL only (a list fails to connect), so a list goes through natsOptions_SetServers. A malformed
+// URL shows when connecting, as before.
+void set_servers(natsOptions* opts, const std::string& url) {
+  std::vector<std::string> urls;
+  for (std::size_t start = 0; start <= url.size();) {
+    std::size_t comma = std::min(url.find(',', start), url.size());
+    std::string one = url.substr(start, comma - start);
+    one.erase(0, one.find_first_not_of(" \t"));
+    one.erase(one.find_last_not_of(" \t") + 1);
+    if (!one.empty()) urls.push_back(std::move(one));
+    start = comma + 1;
+  }
+  if (urls.size() <= 1) {
+    natsOptions_SetURL(opts, urls.empty() ? url.c_str() : urls[0].c_str());
+    return;
+  }
+  std::vector<const char*> ptrs;
+  for (const auto& u : urls) ptrs.push_back(u.c_str());
+  natsOptions_SetServers(opts, ptrs.data(), static_cast<int>(ptrs.size()));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
   natsOptions* raw_opts = nullptr;
   if (natsOptions_Create(&raw_opts) != NATS_OK) return Status::internal("out of memory");
   std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> opts(raw_opts, natsOptions_Destroy);
-  natsOptions_SetURL(opts.get(), o.url.c_str());
+  set_servers(opts.get(), o.url);
   natsOptions_SetName(opts.get(), o.name.c_str());
   natsOptions_SetTimeout(opts.get(), o.connect_timeout.count());
   natsOptions_SetMaxReconnect(opts.get(), o.max_reconnect);
