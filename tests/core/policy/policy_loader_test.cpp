@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <string_view>
 
 #include "policy_test_support.hpp"
 
@@ -113,6 +115,40 @@ TEST(ContractCheck, NotAQuantityInTheSharedPolicy) {
   EXPECT_EQ(bad.errors[0].at.column, 29);
   EXPECT_NE(bad.errors[0].message.find("nominalQuota: \"lots\" is not a quantity"),
             std::string::npos);
+}
+
+// Fuzzing (tests/fuzz/corpus/policy): nesting past yaml-cpp's depth guard (2000) is an error at a
+// place in the file, not a stack overflow; nesting below it is checked like any other value.
+std::string repeated(std::string_view piece, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += piece;
+  return s;
+}
+
+const char* kDeepHead =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: deep}\nspec:\n"
+    "  resourceGroups: ";
+
+TEST(DeepNesting, PastTheDepthGuardIsAnError) {
+  for (const int depth : {2500, 100000}) {
+    auto r = parse_policy_texts(
+        {{"deep.yaml", kDeepHead + repeated("[", depth) + repeated("]", depth) + "\n"}});
+    ASSERT_FALSE(r.ok()) << depth;
+    EXPECT_EQ(r.errors[0].at.file, "deep.yaml");
+    EXPECT_GT(r.errors[0].at.line, 0);
+  }
+  auto block =
+      parse_policy_texts({{"block.yaml", kDeepHead + ("\n  " + repeated("- ", 2500)) + "x\n"}});
+  EXPECT_FALSE(block.ok());
+}
+
+TEST(DeepNesting, BelowTheDepthGuardIsChecked) {
+  const std::string text =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: deep}\nspec:\n"
+      "  nodeLabels: " +
+      repeated("{a: ", 1500) + "1" + repeated("}", 1500) + "\n";
+  // A label's value must be a string, not a mapping: an ordinary error.
+  EXPECT_FALSE(parse_policy_texts({{"deep.yaml", text}}).ok());
 }
 
 }  // namespace
