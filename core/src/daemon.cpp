@@ -154,22 +154,41 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
       counters_->last_sequence->Set(static_cast<double>(st.last_applied_sequence));
     }
   }
-  // Output leaves before the ack: a crash in between repeats it (deduplicated downstream), never
-  // loses it.
+  // Output leaves before the ack: a crash in between repeats it, never loses it. What a stream
+  // keeps (actions, dead letters) is stored with its id as Nats-Msg-Id, so JetStream drops a
+  // repeat within the duplicate window; beyond it, consumers drop repeats by decision id.
+  std::size_t stored = 0;
+  auto send = [&](const bus::Message& msg) -> Status {
+    auto parsed = subjects_.parse(msg.subject);
+    bool keep = parsed && (parsed->category == bus::SubjectCategory::kActions ||
+                           parsed->category == bus::SubjectCategory::kDeadletter);
+    auto id = msg.header("ce-id");
+    if (!keep || !id) return bus_.publish(msg);
+    ++stored;
+    return bus_.publish_stored_async(msg, std::string(*id));
+  };
   for (auto& [msg, seq] : applier_->take_deadletters()) {
     if (seq != 0 && seq <= quiet_floor) continue;
-    if (auto s = bus_.publish(msg); !s) spdlog::error("dead letter lost: {}", s.message());
+    if (auto s = send(msg); !s) spdlog::error("dead letter lost: {}", s.message());
   }
+  std::size_t actions = 0;
   for (auto& [msg, seq] : output) {
     if (seq != 0 && seq <= quiet_floor) continue;
-    if (auto s = bus_.publish(msg); !s) {
+    if (auto s = send(msg); !s) {
       spdlog::error("decision output lost: {}", s.message());
-    } else if (counters_->action_latency) {
+    } else {
       auto parsed = subjects_.parse(msg.subject);
-      if (parsed && parsed->category == bus::SubjectCategory::kActions)
-        counters_->action_latency->Observe(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - received).count());
+      if (parsed && parsed->category == bus::SubjectCategory::kActions) ++actions;
     }
+  }
+  if (stored > 0) {
+    if (auto s = bus_.wait_stored(config_.nats.request_timeout); !s)
+      spdlog::error("decision output not confirmed by the stream: {}", s.message());
+  }
+  if (counters_->action_latency != nullptr && actions > 0) {
+    double latency =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - received).count();
+    for (std::size_t i = 0; i < actions; ++i) counters_->action_latency->Observe(latency);
   }
   return applied;
 }
