@@ -72,6 +72,10 @@ std::string Subjects::api(std::string_view endpoint) const {
   return join(prefix_, "api", endpoint);
 }
 
+std::string Subjects::api(std::string_view endpoint, std::string_view ns) const {
+  return join(prefix_, "api", endpoint, namespace_token(ns));
+}
+
 std::string Subjects::all(SubjectCategory category) const {
   if (category == SubjectCategory::kTicks) return ticks();
   return join(prefix_, category_name(category), ">");
@@ -103,6 +107,7 @@ std::optional<ParsedSubject> Subjects::parse(std::string_view subject) const {
         return p;
       case SubjectCategory::kApi:
         if (n < 2) return std::nullopt;
+        if (n == 3) p.namespace_token = tok[2];
         return p;
       case SubjectCategory::kMetrics:
       case SubjectCategory::kDeadletter:

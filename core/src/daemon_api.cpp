@@ -1,7 +1,13 @@
 // The daemon's request-reply API (what gpuaasctl state, plugins, explain and report ask).
+// Each endpoint is served twice: on <root>.v1.api.<endpoint> with everything (an administrator's
+// view) and on <root>.v1.api.<endpoint>.<namespace> with only that namespace. NATS permissions
+// decide who may ask where (deploy/nats/nats-server.conf); the answer trusts the subject.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "daemon_counters.hpp"
 #include "gpuaas/core/admission_controller.hpp"
@@ -9,6 +15,43 @@
 #include "gpuaas/core/state_view.hpp"
 
 namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+
+// One answer for "not there" and "not yours", so that a scoped explain does not reveal whether
+// another namespace has a workload of that name.
+std::string not_found(std::string_view request) {
+  return json{{"error", "no queued workload " + std::string(request) +
+                            " in this namespace (it needs the kueue.x-k8s.io/queue-name label "
+                            "and a plugin for its kind)"}}
+      .dump();
+}
+
+// The report's rows of one namespace: each tenant (ClusterQueue) keeps only that project, and
+// its totals become the project's. The cluster's capacity and prices stay (no tenant in them).
+std::string namespace_report(const std::string& full, std::string_view ns) {
+  json r = json::parse(full, nullptr, false);
+  if (r.is_discarded() || !r.is_object() || !r.contains("tenants")) return full;  // an error
+  json tenants = json::array();
+  json all = std::move(r["tenants"]);
+  for (auto& t : all) {
+    json projects = t.value("projects", json::array());
+    for (auto& p : projects) {
+      if (p.value("namespace", "") != ns) continue;
+      json mine = p;
+      mine.erase("namespace");
+      mine["tenant"] = t.value("tenant", "");
+      mine["projects"] = json::array({p});
+      tenants.push_back(std::move(mine));
+    }
+  }
+  r["tenants"] = std::move(tenants);
+  r["namespace"] = ns;
+  return r.dump();
+}
+
+}  // namespace
 
 std::string Daemon::state_json() const {
   std::shared_lock lock(model_mu_);
@@ -46,6 +89,49 @@ std::string Daemon::explain_json(std::string_view workload) const {
   return admission_->explain_json(workload, model_);
 }
 
+std::string Daemon::scoped_json(std::string_view endpoint, std::string_view ns,
+                                std::string_view body) const {
+  if (!bus::Subjects::valid_token(ns) || ns == bus::kClusterScope)
+    return json{{"error", "the API's scope must be a namespace"}}.dump();
+  if (endpoint == "plugins") return plugins_json();  // no tenant's data in it
+  if (endpoint == "report") return namespace_report(report_json(body), ns);
+  if (endpoint == "explain") {
+    // "name" or "namespace/name" in this namespace; anything else is not found.
+    std::string request(body);
+    if (request.find('/') == std::string::npos) request = std::string(ns) + "/" + request;
+    if (request.substr(0, request.find('/')) != ns ||
+        std::count(request.begin(), request.end(), '/') != 1)
+      return not_found(body);
+    std::string answer = explain_json(request);
+    json a = json::parse(answer, nullptr, false);
+    if (!a.is_discarded() && a.contains("error") &&
+        a.value("error", "").starts_with("no queued workload"))
+      return not_found(body);
+    return answer;
+  }
+  if (endpoint == "state") {
+    std::shared_lock lock(model_mu_);
+    if (!admission_) return render_namespace_state_json(model_, ns);
+    // The ClusterQueues the namespace's workloads are queued in.
+    std::set<std::string> mine;
+    for (const auto& [key, w] : model_.workloads()) {
+      if (w.meta.namespace_ != ns) continue;
+      json x = json::parse(admission_->explain_json(w.meta.namespace_ + "/" + w.meta.name, model_),
+                           nullptr, false);
+      if (!x.is_discarded() && x.is_object() && x.value("cluster_queue", "") != "")
+        mine.insert(x.value("cluster_queue", ""));
+    }
+    json queues = json::parse(admission_->queues_json(model_), nullptr, false);
+    json shown = json::array();
+    if (queues.is_array()) {
+      for (auto& q : queues)
+        if (mine.count(q.value("name", ""))) shown.push_back(std::move(q));
+    }
+    return render_namespace_state_json(model_, ns, shown.dump());
+  }
+  return json{{"error", "no API endpoint " + std::string(endpoint)}}.dump();
+}
+
 void Daemon::serve_api() {
   auto serve = [this](const char* endpoint, std::string (Daemon::*answer)() const) {
     auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
@@ -71,6 +157,19 @@ void Daemon::serve_api() {
   };
   serve_query("explain", &Daemon::explain_json);
   serve_query("report", &Daemon::report_json);
+  // The same endpoints scoped to the namespace named by the subject's last token.
+  for (const char* endpoint : {"state", "plugins", "explain", "report"}) {
+    auto sub = bus_.serve(subjects_.api(endpoint, "*"), "gpuaasd",
+                          [this, endpoint](const bus::Message& m) {
+                            auto at = subjects_.parse(m.subject);
+                            return scoped_json(endpoint, at ? at->namespace_token : "", m.data);
+                          });
+    if (sub) {
+      api_.push_back(std::move(sub).value());
+    } else {
+      spdlog::error("API {} (scoped): {}", endpoint, sub.status().message());
+    }
+  }
 }
 
 }  // namespace gpuaas::core

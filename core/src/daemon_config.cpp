@@ -109,6 +109,44 @@ std::map<std::string, Reader> stream_readers(const std::string& path, bus::Strea
   };
 }
 
+// The connection's identity and TLS (docs/security.md). Secrets are read from their files when
+// connecting, so an error there names the file, and this file never holds them.
+std::map<std::string, Reader> nats_readers(const std::string& path, bus::NatsOptions& o) {
+  auto str = [&path](std::string& out) {
+    return [&path, &out](const YAML::Node& n) { return read_string(path, n, out); };
+  };
+  return {
+      {"user", str(o.user)},
+      {"password", str(o.password)},
+      {"passwordFile", str(o.password_file)},
+      {"token", str(o.token)},
+      {"tokenFile", str(o.token_file)},
+      {"nkey", str(o.nkey)},
+      {"nkeySeedFile", str(o.nkey_seed_file)},
+      {"credentialsFile", str(o.credentials_file)},
+      {"inboxPrefix",
+       [&path, &o](const YAML::Node& n) {
+         if (auto s = read_string(path, n, o.inbox_prefix); !s) return s;
+         if (o.inbox_prefix.empty()) return Status::ok();  // the default, _INBOX
+         if (o.inbox_prefix.find_first_of("*> \t") != std::string::npos ||
+             o.inbox_prefix.front() == '.' || o.inbox_prefix.back() == '.')
+           return Status::invalid(
+               where(path, n) + "nats.inboxPrefix: \"" + o.inbox_prefix +
+               "\" is not a subject prefix (no wildcards, spaces or outer dots)");
+         return Status::ok();
+       }},
+      {"tls",
+       [&path, &o, str](const YAML::Node& n) {
+         return read_table(path, n,
+                           {{"ca", str(o.tls_ca)},
+                            {"cert", str(o.tls_cert)},
+                            {"key", str(o.tls_key)},
+                            {"serverName", str(o.tls_server_name)}},
+                           "nats.tls");
+       }},
+  };
+}
+
 }  // namespace
 
 void apply_subject_root(DaemonConfig& cfg, const std::string& root) {
@@ -192,6 +230,10 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
     std::string root_subject = cfg.subject_root;
     std::map<std::string, Reader> readers = {
         {"server", [&](const YAML::Node& n) { return read_string(path, n, cfg.server); }},
+        {"nats",
+         [&](const YAML::Node& n) {
+           return read_table(path, n, nats_readers(path, cfg.nats), "nats");
+         }},
         {"subjectRoot", [&](const YAML::Node& n) { return read_string(path, n, root_subject); }},
         {"plugins", [&](const YAML::Node& n) { return read_string(path, n, cfg.plugins_dir); }},
         {"pluginConfig",

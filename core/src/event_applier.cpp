@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 #include "gpuaas/core/envelope_view.hpp"
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/utf8.hpp"
@@ -19,6 +21,25 @@ bool valid_metric_name(std::string_view n) {
     if (!ok) return false;
   }
   return true;
+}
+
+// The namespace a sample is matched by (metric_store.cpp: exported_namespace, else namespace).
+// "" when it names none; nullopt when a label is given twice with different values (the store
+// would pick one of them).
+std::optional<std::string_view> sample_namespace(const v1::MetricSample& s) {
+  std::optional<std::string_view> exported, plain;
+  bool twice = false;
+  for (const auto& l : s.labels()) {
+    std::optional<std::string_view>* slot = l.name() == "exported_namespace" ? &exported
+                                            : l.name() == "namespace"        ? &plain
+                                                                             : nullptr;
+    if (slot == nullptr) continue;
+    if (*slot && **slot != l.value()) twice = true;
+    *slot = l.value();
+  }
+  if (twice) return std::nullopt;
+  if (exported && !exported->empty()) return *exported;
+  return plain.value_or(std::string_view());
 }
 
 ChangeType change_of(v1::ObjectEvent::Type t) {
@@ -185,6 +206,23 @@ bool EventApplier::apply_metrics(const Delivery& d, const bus::ParsedSubject& at
                     "sample " + std::to_string(i) + ": invalid metric name \"" +
                         printable(samples[i].name(), 60) + "\"",
                     model);
+    }
+  }
+  // Samples are matched to pods and workloads by their namespace label: on a namespace's subject
+  // (which NATS permissions enforce) a sample that names a namespace must name that one, so
+  // samples sent for one namespace cannot speak for another's pods. One naming none matches no
+  // pod. The cluster-scope subject (a dcgm-exporter scrape) may name any.
+  if (at.namespace_token != bus::kClusterScope) {
+    for (int i = 0; i < samples.size(); ++i) {
+      auto ns = sample_namespace(samples[i]);
+      if (ns && (ns->empty() || *ns == at.namespace_token)) continue;
+      return reject(
+          d, RejectReason::kMismatch,
+          "sample " + std::to_string(i) + " (" + printable(samples[i].name(), 60) + "): " +
+              (ns ? "namespace \"" + printable(*ns, 60) + "\""
+                  : std::string("two different namespace labels")) +
+              " does not belong on this subject (namespace \"" + at.namespace_token + "\")",
+          model);
     }
   }
   EventTime t = event_time_of(event_);

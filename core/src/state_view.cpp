@@ -162,13 +162,12 @@ json workload_json(const ClusterModel& model, const std::string& key, const Kube
   return j;
 }
 
-}  // namespace
+json clock_json(const ClusterModel& model) {
+  return model.now().time_since_epoch().count() == 0 ? json(nullptr)
+                                                     : json(format_rfc3339(model.now()));
+}
 
-std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
-                              const DaemonConfig& config, const std::string& cluster_queues_json,
-                              const std::string& node_pools_json) {
-  json nodes = json::array();
-  for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n));
+json gpu_pools_json(const ClusterModel& model) {
   json pools = json::object();
   for (const auto& [product, p] : model.gpu_pools()) {
     pools[product] = {{"nodes", p.nodes},
@@ -177,6 +176,41 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
                       {"allocatable", gpus(p.allocatable_milli)},
                       {"requested", gpus(p.requested_milli)}};
   }
+  return pools;
+}
+
+}  // namespace
+
+std::string render_namespace_state_json(const ClusterModel& model, std::string_view ns,
+                                        const std::string& cluster_queues_json) {
+  json workloads = json::array();
+  for (const auto& [key, w] : model.workloads()) {
+    if (w.meta.namespace_ == ns) workloads.push_back(workload_json(model, key, w));
+  }
+  std::size_t total = 0, running = 0;
+  for (const auto& [key, p] : model.pods()) {
+    if (p.meta.namespace_ != ns) continue;
+    ++total;
+    running += p.pod->phase == "Running" ? 1 : 0;
+  }
+  json j = {
+      {"namespace", ns},
+      {"clock", clock_json(model)},
+      {"gpus_by_flavor", gpu_pools_json(model)},
+      {"workloads", std::move(workloads)},
+      {"pods", {{"total", total}, {"running", running}}},
+      {"metrics", {{"series", model.metrics().for_namespace(ns).size()}}},
+      {"cluster_queues", json::parse(cluster_queues_json, nullptr, false)},
+  };
+  return j.dump();
+}
+
+std::string render_state_json(const ClusterModel& model, const IntakeStats& stats,
+                              const DaemonConfig& config, const std::string& cluster_queues_json,
+                              const std::string& node_pools_json) {
+  json nodes = json::array();
+  for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n));
+  json pools = gpu_pools_json(model);
   json workloads = json::array();
   for (const auto& [key, w] : model.workloads()) {
     workloads.push_back(workload_json(model, key, w));
@@ -184,8 +218,7 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
   std::size_t running = 0;
   for (const auto& [key, p] : model.pods()) running += p.pod->phase == "Running" ? 1 : 0;
   json j = {
-      {"clock", model.now().time_since_epoch().count() == 0 ? json(nullptr)
-                                                            : json(format_rfc3339(model.now()))},
+      {"clock", clock_json(model)},
       {"nodes", std::move(nodes)},
       {"gpus_by_flavor", std::move(pools)},
       {"workloads", std::move(workloads)},

@@ -242,13 +242,12 @@ TEST_F(DaemonConfigFileTest, SyntaxErrorNamesFileLineColumn) {
 }
 
 TEST_F(DaemonConfigFileTest, UnknownKeyIsNamedWithItsPosition) {
-  EXPECT_EQ(
-      load("server: nats://x\ncolour: blue\n"),
-      path_ +
-          ":2:1: unknown setting \"colour\" in the configuration (known: admin, intake, "
-          "logFormat, logLevel, pluginConfig, plugins, policies, policyWatchInterval, server, "
-          "streams, subjectRoot, "
-          "tickInterval)");
+  EXPECT_EQ(load("server: nats://x\ncolour: blue\n"),
+            path_ +
+                ":2:1: unknown setting \"colour\" in the configuration (known: admin, intake, "
+                "logFormat, logLevel, nats, pluginConfig, plugins, policies, policyFromStream, "
+                "policyWatchInterval, server, streams, subjectRoot, "
+                "tickInterval)");
   EXPECT_EQ(load("intake:\n  fetchBatch: 10\n  fetchbatch: 20\n"),
             path_ +
                 ":3:3: unknown setting \"fetchbatch\" in intake (known: ackWait, durable, "

@@ -14,7 +14,8 @@ enum class SubjectCategory { kEvents, kMetrics, kTicks, kActions, kStatus, kDead
 
 struct ParsedSubject {
   SubjectCategory category;
-  std::string namespace_token;  // "_cluster" for cluster scope; empty for ticks and api
+  std::string namespace_token;  // "_cluster" for cluster scope; empty for ticks and the
+                                // unscoped api (the scoped api's namespace otherwise)
   std::string kind;             // events, actions, status; empty otherwise
 };
 
@@ -32,6 +33,9 @@ class Subjects {
   std::string status(std::string_view ns, std::string_view kind) const;
   std::string deadletter(std::string_view ns) const;
   std::string api(std::string_view endpoint) const;
+  // The API scoped to one namespace: "<root>.v1.api.<endpoint>.<ns>". NATS permissions let a
+  // tenant's user ask only on its own namespaces; the answer shows only that namespace.
+  std::string api(std::string_view endpoint, std::string_view ns) const;
 
   // Wildcards: "<root>.v1.events.>" and so on.
   std::string all(SubjectCategory category) const;

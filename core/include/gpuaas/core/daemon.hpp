@@ -74,6 +74,9 @@ class Daemon {
  private:
   Status recover();
   void serve_api();
+  // The API scoped to one namespace (a tenant's view: daemon_api.cpp, docs/security.md).
+  std::string scoped_json(std::string_view endpoint, std::string_view ns,
+                          std::string_view body) const;
   void tick_loop();
   void policy_watch_loop();
   std::thread policy_watcher_;
