@@ -7,7 +7,7 @@
 namespace gpuaas::ctl {
 
 Result<std::unique_ptr<bus::Bus>> CtlContext::connect() const {
-  bus::NatsOptions o;
+  bus::NatsOptions o = nats;
   o.url = server;
   o.name = "gpuaasctl";
   o.retry_on_failed_connect = false;
@@ -18,7 +18,9 @@ Result<std::unique_ptr<bus::Bus>> CtlContext::connect() const {
 Result<std::string> CtlContext::ask(const char* endpoint, std::string body) const {
   auto bus = connect();
   if (!bus) return bus.status();
-  bus::Message req{subjects().api(endpoint), {}, std::move(body)};
+  bus::Message req{scope.empty() ? subjects().api(endpoint) : subjects().api(endpoint, scope),
+                   {},
+                   std::move(body)};
   auto reply = (*bus)->request(req, std::chrono::seconds(5));
   if (!reply) return reply.status();
   return std::move(reply->data);

@@ -6,6 +6,7 @@
 
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/bus.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/subjects.hpp"
 
 namespace gpuaas::ctl {
@@ -16,6 +17,11 @@ struct CtlContext {
   std::string server = "nats://127.0.0.1:4222";
   std::string subject_root = "gpuaas";
   std::string source = "gpuaasctl";
+  // Credentials, TLS and inbox prefix (docs/security.md); url and name are set by connect().
+  bus::NatsOptions nats;
+  // A namespace: ask the daemon's API scoped to it (what a tenant's user may ask); empty: the
+  // whole cluster (an administrator).
+  std::string scope;
   bus::Subjects subjects() const { return bus::Subjects(subject_root); }
   // Connects once (fails at once when the server is down: exit 3).
   Result<std::unique_ptr<bus::Bus>> connect() const;

@@ -20,6 +20,39 @@ int main(int argc, char** argv) {
   // Matches gpuaasd's subjectRoot; for test and staging setups that share one server.
   app.add_option("--subject-root", ctx.subject_root, "Subject root (default gpuaas)")->group("");
 
+  // Who gpuaasctl is to the server (docs/security.md). Secrets come from files or the
+  // environment ($GPUAAS_NATS_PASSWORD, $GPUAAS_NATS_TOKEN), never from the command line, where
+  // any user of the machine could read them.
+  auto& n = ctx.nats;
+  app.add_option("--user", n.user,
+                 "NATS user (password from --password-file or $GPUAAS_NATS_PASSWORD)")
+      ->group("Connection");
+  app.add_option("--password-file", n.password_file, "File whose first line is the password")
+      ->group("Connection");
+  app.add_option("--token-file", n.token_file, "File whose first line is the NATS token")
+      ->group("Connection");
+  app.add_option("--nkey", n.nkey, "The user's public NKey (U...), with --nkey-seed")
+      ->group("Connection");
+  app.add_option("--nkey-seed", n.nkey_seed_file, "File holding the NKey seed")
+      ->group("Connection");
+  app.add_option("--creds", n.credentials_file, "NATS credentials file (JWT and seed)")
+      ->group("Connection");
+  app.add_option("--tls-ca", n.tls_ca, "CA bundle (PEM) the server certificate must chain to")
+      ->group("Connection");
+  app.add_option("--tls-cert", n.tls_cert, "Client certificate (PEM), with --tls-key")
+      ->group("Connection");
+  app.add_option("--tls-key", n.tls_key, "Client certificate's private key (PEM)")
+      ->group("Connection");
+  app.add_option("--tls-server-name", n.tls_server_name,
+                 "Name the server certificate must carry (default: the URL's host)")
+      ->group("Connection");
+  app.add_option("--inbox-prefix", n.inbox_prefix,
+                 "Reply subjects' prefix (a tenant's user: the one its permissions allow)")
+      ->group("Connection");
+  app.add_option("--scope", ctx.scope,
+                 "Ask state, explain and report for one namespace only (what a tenant may ask)")
+      ->group("Connection");
+
   PublishOptions apply_opts, delete_opts;
   for (auto [name, opts, help] :
        {std::tuple{"apply", &apply_opts, "Publish objects as ADDED events (upserts)"},
@@ -90,6 +123,13 @@ int main(int argc, char** argv) {
     std::cerr << "gpuaasctl: " << e.what() << " (see gpuaasctl --help)\n";
     return kExitUsage;
   }
+  auto from_env = [](const char* var, std::string& out) {
+    const char* env = std::getenv(var);
+    if (env != nullptr && *env != '\0') out = env;
+  };
+  if (!n.user.empty() && n.password_file.empty()) from_env("GPUAAS_NATS_PASSWORD", n.password);
+  if (n.user.empty() && n.token_file.empty() && n.nkey.empty() && n.credentials_file.empty())
+    from_env("GPUAAS_NATS_TOKEN", n.token);
   for (auto* cmd : {app.get_subcommand("apply"), app.get_subcommand("delete")}) {
     if (cmd->parsed()) {
       auto& o = cmd->get_name() == "apply" ? apply_opts : delete_opts;

@@ -11,19 +11,23 @@ namespace {
 
 using nlohmann::json;
 
-
 void print_human(const json& s) {
-  const auto& in = s["intake"];
-  std::cout << "CLOCK " << text(s["clock"]) << "   EVENTS APPLIED " << text(in["events_applied"])
-            << "   DEAD-LETTERED " << text(in["deadlettered"]) << "\n\nNODES\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"NAME", "READY", "GPU PRODUCT", "GPUS", "ALLOCATABLE", "REQUESTED"}};
-  for (const auto& n : s["nodes"]) {
-    rows.push_back({text(n["name"]), n["ready"].get<bool>() ? "True" : "False",
-                    text(n["gpu_product"]), text(n["gpus"]["capacity"]),
-                    text(n["gpus"]["allocatable"]), text(n["gpus"]["requested"])});
+  std::vector<std::vector<std::string>> rows;
+  if (s.contains("namespace")) {
+    // A namespace's view (--scope): no nodes, no cluster-wide counters.
+    std::cout << "CLOCK " << text(s["clock"]) << "   NAMESPACE " << text(s["namespace"]) << "\n";
+  } else {
+    const auto& in = s["intake"];
+    std::cout << "CLOCK " << text(s["clock"]) << "   EVENTS APPLIED " << text(in["events_applied"])
+              << "   DEAD-LETTERED " << text(in["deadlettered"]) << "\n\nNODES\n";
+    rows = {{"NAME", "READY", "GPU PRODUCT", "GPUS", "ALLOCATABLE", "REQUESTED"}};
+    for (const auto& n : s["nodes"]) {
+      rows.push_back({text(n["name"]), n["ready"].get<bool>() ? "True" : "False",
+                      text(n["gpu_product"]), text(n["gpus"]["capacity"]),
+                      text(n["gpus"]["allocatable"]), text(n["gpus"]["requested"])});
+    }
+    table(rows);
   }
-  table(rows);
   std::cout << "\nGPUS BY FLAVOR\n";
   rows = {{"FLAVOR", "NODES", "READY", "CAPACITY", "ALLOCATABLE", "REQUESTED"}};
   for (const auto& [name, p] : s["gpus_by_flavor"].items()) {
