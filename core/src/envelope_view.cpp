@@ -1,7 +1,16 @@
 #include "gpuaas/core/envelope_view.hpp"
 
+#include <cstdint>
+
 namespace gpuaas::core {
 namespace {
+
+// An EventTime is int64 nanoseconds (the years 1678 to 2261); a timestamp outside that would
+// overflow the conversion. decode_event (event_codec.cpp) rejects the same range with the reason.
+bool time_fits(int64_t seconds, int64_t nanos) {
+  constexpr int64_t kMaxSeconds = INT64_MAX / 1'000'000'000 - 1;
+  return seconds >= -kMaxSeconds && seconds <= kMaxSeconds && nanos >= 0 && nanos < 1'000'000'000;
+}
 
 // Protobuf wire format: varints, and length-delimited fields (wire type 2).
 struct Reader {
@@ -80,6 +89,8 @@ std::optional<ObjectEnvelopeView> read_object_envelope(std::string_view wire) {
           if ((ttag >> 3) == 1) seconds = static_cast<int64_t>(v);
           if ((ttag >> 3) == 2) nanos = static_cast<int64_t>(v);
         }
+        // Out of range: the full parser rejects it with the reason.
+        if (!time_fits(seconds, nanos)) return std::nullopt;
         out.time = EventTime(std::chrono::seconds(seconds) + std::chrono::nanoseconds(nanos));
         has_time = true;
         break;

@@ -12,6 +12,19 @@
 namespace gpuaas::core {
 namespace {
 
+// An EventTime is int64 nanoseconds since 1970: the years 1678 to 2261. Later or earlier
+// timestamps would overflow the conversion, so they are input errors.
+constexpr int64_t kMaxEventSeconds = INT64_MAX / 1'000'000'000 - 1;
+
+bool time_fits(int64_t seconds, int64_t nanos) {
+  return seconds >= -kMaxEventSeconds && seconds <= kMaxEventSeconds && nanos >= 0 &&
+         nanos < 1'000'000'000;
+}
+
+bool time_fits_ms(int64_t ms) {
+  return ms >= -kMaxEventSeconds * 1000 && ms <= kMaxEventSeconds * 1000;
+}
+
 std::string_view type_of(const v1::Event& ev) {
   switch (ev.payload_case()) {
     case v1::Event::kObject:
@@ -131,6 +144,21 @@ Status decode_event(std::string_view data, std::optional<std::string_view> conte
   }
   if (out.id().empty()) return Status::invalid("event id: missing");
   if (!out.has_time()) return Status::invalid("event time: missing");
+  if (!time_fits(out.time().seconds(), out.time().nanos())) {
+    return Status::invalid("event time: " + std::to_string(out.time().seconds()) + " s, " +
+                           std::to_string(out.time().nanos()) +
+                           " ns is out of range (years 1678 to 2261)");
+  }
+  if (out.payload_case() == v1::Event::kMetrics) {
+    const auto& samples = out.metrics().samples();
+    for (int i = 0; i < samples.size(); ++i) {
+      if (!time_fits_ms(samples[i].timestamp_ms())) {
+        return Status::invalid("sample " + std::to_string(i) + ": timestamp_ms " +
+                               std::to_string(samples[i].timestamp_ms()) +
+                               " is out of range (years 1678 to 2261)");
+      }
+    }
+  }
   if (out.payload_case() == v1::Event::PAYLOAD_NOT_SET) {
     return Status::invalid("event has no payload (object, metrics or queue)");
   }

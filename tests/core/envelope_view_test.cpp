@@ -2,10 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <string>
+
 #include "gpuaas/core/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
+
+// The latest second an EventTime (int64 nanoseconds) holds whole, as the decoders check it.
+constexpr int64_t kMaxSeconds = 9'223'372'035;
 
 const std::string kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}})";
 
@@ -51,6 +58,29 @@ TEST(EnvelopeView, AgreesWithProtobufOnEveryTruncation) {
       EXPECT_EQ(v->object_json, parsed.object().object_json()) << n;
     }
   }
+}
+
+// Found by fuzzing (tests/fuzz/regressions/event): seconds past what an EventTime holds overflowed
+// the conversion to nanoseconds; such an envelope now takes the full parser, which rejects it.
+TEST(EnvelopeView, TimeOutOfRangeGoesToTheFullParser) {
+  for (const int64_t seconds :
+       {int64_t{29'348'852'024}, -kMaxSeconds - 1, std::numeric_limits<int64_t>::max()}) {
+    auto ev = make_object_event(ChangeType::kAdded, kPod, "id-3", "test", EventTime{});
+    ev.mutable_time()->set_seconds(seconds);
+    auto msg = encode_event(ev, "gpuaas.v1.events.ns.Pod");
+    EXPECT_FALSE(read_object_envelope(msg.data).has_value()) << seconds;
+    v1::Event out;
+    auto s = decode_event(msg.data, std::nullopt, out);
+    ASSERT_FALSE(s.is_ok()) << seconds;
+    EXPECT_NE(s.message().find("event time: " + std::to_string(seconds) + " s"), std::string::npos)
+        << s.message();
+  }
+  auto ev = make_object_event(ChangeType::kAdded, kPod, "id-4", "test", EventTime{});
+  ev.mutable_time()->set_seconds(kMaxSeconds);
+  ev.mutable_time()->set_nanos(999'999'999);
+  auto v = read_object_envelope(encode_event(ev, "s").data);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->time, event_time_of(ev));
 }
 
 }  // namespace

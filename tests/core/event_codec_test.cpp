@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -12,6 +13,9 @@
 
 namespace gpuaas::core {
 namespace {
+
+// The latest second an EventTime (int64 nanoseconds) holds whole, as the decoders check it.
+constexpr int64_t kMaxSeconds = 9'223'372'035;
 
 using nlohmann::json;
 using namespace std::literals;
@@ -345,6 +349,32 @@ TEST(EventCodecTest, EventToJsonEmbedsTheObject) {
   auto ev = make_object_event(ChangeType::kAdded, "not json", "e", "s", kTime);
   json k = json::parse(event_to_json(ev));
   EXPECT_EQ(k["object"]["object_json"], "not json");
+}
+
+// The same overflow as the fuzzer's envelope time (tests/fuzz/regressions/event), on the metrics
+// path: a sample's timestamp_ms past what an EventTime holds; the decoder rejects the batch.
+TEST(EventCodecTest, SampleTimestampOutOfRange) {
+  v1::Event ev = make_event("m", "test", EventTime(std::chrono::seconds(5)));
+  ev.mutable_metrics()->add_samples()->set_name("ok");
+  auto* bad = ev.mutable_metrics()->add_samples();
+  bad->set_name("late");
+  bad->set_timestamp_ms(std::numeric_limits<int64_t>::max());
+  v1::Event out;
+  auto s = decode_event(ev.SerializeAsString(), std::nullopt, out);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("sample 1: timestamp_ms"), std::string::npos) << s.message();
+  bad->set_timestamp_ms(1'700'000'000'000);
+  EXPECT_TRUE(decode_event(ev.SerializeAsString(), std::nullopt, out).is_ok());
+}
+
+TEST(EventCodecTest, EventTimeOutOfRange) {
+  v1::Event ev = object_event();
+  ev.mutable_time()->set_nanos(-1);
+  v1::Event out;
+  EXPECT_FALSE(decode_event(ev.SerializeAsString(), std::nullopt, out).is_ok());
+  ev.mutable_time()->set_nanos(0);
+  ev.mutable_time()->set_seconds(-kMaxSeconds - 1);
+  EXPECT_FALSE(decode_event(ev.SerializeAsString(), std::nullopt, out).is_ok());
 }
 
 }  // namespace
