@@ -2,20 +2,25 @@
 # One entry point for a fresh Debian 12 machine (run as root): installs what is missing, builds,
 # then runs the demo or every test.
 #   bash tools/setup.sh demo    install, build, run the demo (the README's main command)
-#   bash tools/setup.sh test    install, build, run every test
+#   bash tools/setup.sh test    install, build, run every test, then the fuzz targets for a while
 #   bash tools/setup.sh build   install and build only
-# BUILD_DIR (default build) and JOBS (default: all cores) may be set in the environment.
+# BUILD_DIR (default build) and JOBS (default: all cores) may be set in the environment; for the
+# fuzz targets (docs/fuzzing.md), FUZZ_BUILD_DIR (default BUILD_DIR-fuzz) and FUZZ_SECONDS (per
+# target, default 20; 0 skips fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${1:-demo}
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}
+FUZZ_BUILD_DIR=${FUZZ_BUILD_DIR:-${BUILD_DIR}-fuzz}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git ca-certificates curl python3
   libnats-dev nats-server libprotobuf-dev protobuf-compiler libboost-dev libboost-filesystem-dev
   libspdlog-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   nlohmann-json3-dev libcivetweb-dev libsimdjson-dev libjemalloc-dev libssl-dev prometheus
+  clang libclang-rt-14-dev
 )
 
 install_missing() {
@@ -44,11 +49,23 @@ build() {
   fi
 }
 
+# fuzz: a clang build of the fuzz targets only (ASan, UBSan, libFuzzer), each run for FUZZ_SECONDS.
+fuzz() {
+  [ "$FUZZ_SECONDS" != 0 ] || return 0
+  CC=clang CXX=clang++ cmake -S . -B "$FUZZ_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DGPUAAS_FUZZ=ON -DGPUAAS_BUILD_TESTS=OFF -DGPUAAS_WERROR=ON >/dev/null
+  cmake --build "$FUZZ_BUILD_DIR" -j "$JOBS" --target fuzz
+  bash tests/fuzz/run.sh "$FUZZ_BUILD_DIR" "$FUZZ_SECONDS"
+}
+
 install_missing
 if [ "$MODE" = demo ]; then build gpuaasd gpuaasctl gpuaas-sim gpuaas_plugins; else build; fi
 case "$MODE" in
   demo) exec bash deploy/demo/run-demo.sh "$BUILD_DIR" ;;
-  test) exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600 ;;
+  test)
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600
+    fuzz
+    ;;
   build) ;;
   *) echo "usage: $0 demo|test|build" >&2; exit 2 ;;
 esac
