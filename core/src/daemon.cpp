@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "daemon_counters.hpp"
+#include "daemon_leadership.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/event_applier.hpp"
 #include "gpuaas/core/event_codec.hpp"
@@ -14,9 +15,8 @@
 #include "gpuaas/telemetry/registry.hpp"
 
 namespace gpuaas::core {
-namespace {
-
-bus::ConsumerSettings consumer_settings(const DaemonConfig& c) {
+bus::ConsumerSettings Daemon::consumer_settings() const {
+  const DaemonConfig& c = config_;
   bus::ConsumerSettings cs;
   cs.stream = c.events_stream.name;
   cs.durable = c.intake.durable;
@@ -27,8 +27,6 @@ bus::ConsumerSettings consumer_settings(const DaemonConfig& c) {
   cs.fetch_wait = c.intake.fetch_wait;
   return cs;
 }
-
-}  // namespace
 
 Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Registry> registry,
                WorkloadInterpreter* interpreter)
@@ -69,6 +67,7 @@ Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Re
 
 Daemon::~Daemon() {
   stop();
+  stop_leadership();
   if (ticker_.joinable()) ticker_.join();
   if (policy_watcher_.joinable()) policy_watcher_.join();
   api_.clear();
@@ -79,20 +78,36 @@ Status Daemon::start() {
        {&config_.events_stream, &config_.actions_stream, &config_.deadletter_stream}) {
     if (auto st = bus_.ensure_stream(*s); !st) return st;
   }
-  if (auto st = recover(); !st) return st;
-  if (admission_ && !config_.policy_files.empty()) {
-    if (auto st = reload_policy(); !st) return st;
+  // With HA, output is held from the start: only the leader publishes, and only once it took
+  // over (run()).
+  if (config_.ha.enabled) {
+    if (auto st = start_leadership(); !st) return st;
   }
-  auto consumer = bus_.open_consumer(consumer_settings(config_));
-  if (!consumer) return consumer.status();
-  consumer_ = std::move(consumer).value();
+  if (auto st = recover(); !st) return st;
   serve_api();
-  if (config_.tick_interval.count() > 0) ticker_ = std::thread([this] { tick_loop(); });
-  if (admission_ && config_.policy_watch_interval.count() > 0)
-    policy_watcher_ = std::thread([this] { policy_watch_loop(); });
+  if (config_.ha.enabled) {
+    spdlog::info("gpuaasd on stream {} standing by until it leads, {} events rebuilt the model",
+                 config_.events_stream.name, counters_->stats.events_replayed);
+    return Status::ok();
+  }
+  if (auto st = open_work(); !st) return st;
   spdlog::info("gpuaasd intake ready on stream {} (consumer {}), {} events rebuilt the model",
                config_.events_stream.name, config_.intake.durable,
                counters_->stats.events_replayed);
+  return Status::ok();
+}
+
+Status Daemon::open_work() {
+  if (admission_ && !config_.policy_files.empty()) {
+    if (auto st = reload_policy(); !st) return st;
+  }
+  auto consumer = bus_.open_consumer(consumer_settings());
+  if (!consumer) return consumer.status();
+  consumer_ = std::move(consumer).value();
+  leader_ready_ = true;
+  if (config_.tick_interval.count() > 0) ticker_ = std::thread([this] { tick_loop(); });
+  if (admission_ && config_.policy_watch_interval.count() > 0)
+    policy_watcher_ = std::thread([this] { policy_watch_loop(); });
   return Status::ok();
 }
 
@@ -101,7 +116,7 @@ Status Daemon::start() {
 // stream order is kept. Output (dead letters, later actions) is published only for events past the
 // ack floor: what is at or below it was already published by the previous incarnation.
 Status Daemon::recover() {
-  auto pos = bus_.consumer_position(consumer_settings(config_));
+  auto pos = bus_.consumer_position(consumer_settings());
   if (!pos) return pos.status();
   if (pos->delivered == 0 || pos->delivered < pos->stream_first) return Status::ok();
   auto reader = bus_.open_reader(config_.events_stream.name, pos->stream_first);
@@ -129,15 +144,8 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
   {
     std::unique_lock lock(model_mu_);
     IntakeStats& st = counters_->stats;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      uint64_t seq = batch.stream_sequence(i);
-      if (seq > limit) break;
-      if (seq != 0 && seq <= st.last_applied_sequence) {
-        ++st.redeliveries_skipped;
-        if (counters_->redeliveries != nullptr) counters_->redeliveries->Increment();
-        continue;
-      }
-      Delivery d{batch.subject(i), batch.data(i), std::nullopt, seq};
+    auto apply_one = [&](std::string_view subject, std::string_view data, uint64_t seq) {
+      Delivery d{subject, data, std::nullopt, seq};
       if (!applier_->apply(d, model_)) {
         ++st.deadlettered;
       } else if (admission_) {
@@ -148,26 +156,44 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
       ++st.events_applied;
       if (replay) ++st.events_replayed;
       if (seq != 0) st.last_applied_sequence = seq;
+    };
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      uint64_t seq = batch.stream_sequence(i);
+      if (seq > limit) break;
+      if (seq != 0 && seq <= st.last_applied_sequence) {
+        ++st.redeliveries_skipped;
+        if (counters_->redeliveries != nullptr) counters_->redeliveries->Increment();
+        continue;
+      }
+      if (seq != 0 && st.last_applied_sequence != 0 && seq > st.last_applied_sequence + 1) {
+        // Messages came ahead of some that precede them (a fetch lost in a server failover is
+        // delivered again only after ackWait): read the missing ones from the stream first, so
+        // the model keeps stream order and none is later skipped as a redelivery.
+        fill_gap(seq, apply_one);
+      }
+      apply_one(batch.subject(i), batch.data(i), seq);
     }
     ++st.batches;
     if (counters_->last_sequence != nullptr) {
       counters_->last_sequence->Set(static_cast<double>(st.last_applied_sequence));
     }
   }
-  // Output leaves before the ack: a crash in between repeats it, never loses it. What a stream
-  // keeps (actions, dead letters) is stored with its id as Nats-Msg-Id, so JetStream drops a
-  // repeat within the duplicate window; beyond it, consumers drop repeats by decision id.
+  // Output leaves before the ack: a crash in between repeats it, never loses it. A standby holds
+  // it until it leads (daemon_leadership.cpp).
+  auto deadletters = applier_->take_deadletters();
+  if (holding()) {
+    hold_output(deadletters);
+    hold_output(output);
+    return applied;
+  }
   std::size_t stored = 0;
-  auto send = [&](const bus::Message& msg) -> Status {
-    auto parsed = subjects_.parse(msg.subject);
-    bool keep = parsed && (parsed->category == bus::SubjectCategory::kActions ||
-                           parsed->category == bus::SubjectCategory::kDeadletter);
-    auto id = msg.header("ce-id");
-    if (!keep || !id) return bus_.publish(msg);
-    ++stored;
-    return bus_.publish_stored_async(msg, std::string(*id));
+  auto send = [&](const bus::Message& msg) {
+    bool s = false;
+    auto st = send_output(msg, s);
+    stored += s ? 1 : 0;
+    return st;
   };
-  for (auto& [msg, seq] : applier_->take_deadletters()) {
+  for (auto& [msg, seq] : deadletters) {
     if (seq != 0 && seq <= quiet_floor) continue;
     if (auto s = send(msg); !s) spdlog::error("dead letter lost: {}", s.message());
   }
@@ -193,6 +219,58 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
   return applied;
 }
 
+// What a stream keeps (actions, dead letters) is stored with its id as Nats-Msg-Id, so JetStream
+// drops a repeat within the duplicate window; beyond it, consumers drop repeats by decision id
+// and, with several daemons, actions from an epoch older than one they have seen.
+Status Daemon::send_output(const bus::Message& msg, bool& stored) {
+  stored = false;
+  auto parsed = subjects_.parse(msg.subject);
+  bool action = parsed && parsed->category == bus::SubjectCategory::kActions;
+  bool keep = action || (parsed && parsed->category == bus::SubjectCategory::kDeadletter);
+  auto id = msg.header("ce-id");
+  if (!keep || !id) return bus_.publish(msg);
+  stored = true;
+  if (action && epoch_ > 0) {
+    v1::Action a;
+    if (a.ParseFromString(msg.data)) {
+      a.set_epoch(epoch_);
+      bus::Message stamped = msg;
+      stamped.data = a.SerializeAsString();
+      return bus_.publish_stored_async(stamped, std::string(*id));
+    }
+  }
+  return bus_.publish_stored_async(msg, std::string(*id));
+}
+
+// Applies the stream's messages after the last applied one and before `next` (none when they
+// were removed by the stream's limits). Called with the model locked.
+void Daemon::fill_gap(
+    uint64_t next, const std::function<void(std::string_view, std::string_view, uint64_t)>& apply) {
+  IntakeStats& st = counters_->stats;
+  uint64_t from = st.last_applied_sequence + 1;
+  auto reader = bus_.open_reader(config_.events_stream.name, from);
+  if (!reader) {
+    spdlog::error("events {} to {} arrived out of order and cannot be read: {}", from, next - 1,
+                  reader.status().message());
+    return;
+  }
+  while (st.last_applied_sequence + 1 < next) {
+    auto batch = (*reader)->fetch(std::min<std::size_t>(next - 1 - st.last_applied_sequence, 512),
+                                  std::chrono::seconds(2));
+    if (!batch || (*batch)->size() == 0) break;
+    bool past = false;
+    for (std::size_t i = 0; i < (*batch)->size() && !past; ++i) {
+      uint64_t seq = (*batch)->stream_sequence(i);
+      past = seq >= next;
+      if (!past && seq > st.last_applied_sequence)
+        apply((*batch)->subject(i), (*batch)->data(i), seq);
+    }
+    if (past) break;
+  }
+  spdlog::warn("events {} to {} arrived after later ones: read from the stream in order", from,
+               next - 1);
+}
+
 Result<std::size_t> Daemon::step(std::chrono::milliseconds wait) {
   if (!consumer_) return Status::internal("the daemon was not started");
   auto batch = consumer_->fetch(config_.intake.fetch_batch, wait);
@@ -206,7 +284,27 @@ Result<std::size_t> Daemon::step(std::chrono::milliseconds wait) {
 
 Status Daemon::run() {
   int failures = 0;
+  if (leadership_) {
+    while (!stopping_ && !leading()) {
+      if (auto s = follow_once(); !s) {
+        if (failures++ == 0) spdlog::warn("standby: {}", s.message());
+        std::unique_lock lock(tick_mu_);
+        tick_cv_.wait_for(lock, std::chrono::milliseconds(std::min(2000, 100 * failures)),
+                          [this] { return stopping_.load(); });
+      } else {
+        failures = 0;
+      }
+    }
+    if (stopping_) return Status::ok();
+    if (auto s = take_over(); !s) return s;
+  }
   while (!stopping_) {
+    if (!leading()) {
+      // The lease was not renewed for a whole TTL: a standby may lead now. Acting on would risk
+      // two leaders; stop, and let the supervisor start this process again as a standby.
+      spdlog::error("lost the lease (epoch {}): stopping", epoch_.load());
+      return Status::unavailable("lost leadership");
+    }
     auto n = step(config_.intake.fetch_wait);
     if (n) {
       failures = 0;
@@ -219,7 +317,7 @@ Status Daemon::run() {
            {&config_.events_stream, &config_.actions_stream, &config_.deadletter_stream}) {
         (void)bus_.ensure_stream(*s);
       }
-      auto c = bus_.open_consumer(consumer_settings(config_));
+      auto c = bus_.open_consumer(consumer_settings());
       if (c) consumer_ = std::move(c).value();
     }
     std::unique_lock lock(tick_mu_);

@@ -239,12 +239,13 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
         {"pluginConfig",
          [&](const YAML::Node& n) {
            if (!n.IsMap()) {
-             return Status::invalid(where(path, n) + "expected a mapping of plugin name to settings");
+             return Status::invalid(where(path, n) +
+                                    "expected a mapping of plugin name to settings");
            }
            for (const auto& kv : n) {
              if (!kv.second.IsMap()) {
-               return Status::invalid(where(path, kv.second) + "pluginConfig." +
-                                      kv.first.Scalar() + ": expected a mapping");
+               return Status::invalid(where(path, kv.second) + "pluginConfig." + kv.first.Scalar() +
+                                      ": expected a mapping");
              }
              auto json = kube::yaml_to_json(kv.second);
              if (!json) return Status::invalid(where(path, kv.second) + json.status().message());
@@ -261,6 +262,26 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
          [&](const YAML::Node& n) { return read_duration(path, n, cfg.policy_watch_interval); }},
         {"policyFromStream",
          [&](const YAML::Node& n) { return read_bool(path, n, cfg.admission_from_stream); }},
+        {"highAvailability",
+         [&](const YAML::Node& n) {
+           auto& ha = cfg.ha;
+           return read_table(
+               path, n,
+               {{"enabled", [&](const YAML::Node& v) { return read_bool(path, v, ha.enabled); }},
+                {"bucket", [&](const YAML::Node& v) { return read_string(path, v, ha.bucket); }},
+                {"leaseTTL",
+                 [&](const YAML::Node& v) {
+                   if (auto s = read_duration(path, v, ha.lease_ttl); !s) return s;
+                   if (ha.lease_ttl < std::chrono::seconds(1))
+                     return Status::invalid(where(path, v) + "leaseTTL: at least 1s");
+                   return Status::ok();
+                 }},
+                {"holderId",
+                 [&](const YAML::Node& v) { return read_string(path, v, ha.holder_id); }},
+                {"replicas",
+                 [&](const YAML::Node& v) { return read_int(path, v, ha.replicas, 1); }}},
+               "highAvailability");
+         }},
         {"policies",
          [&](const YAML::Node& n) {
            if (!n.IsSequence()) return Status::invalid(where(path, n) + "expected a list of files");

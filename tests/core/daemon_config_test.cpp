@@ -179,6 +179,24 @@ streams:
   EXPECT_EQ(cfg.deadletter_stream.max_bytes, -1);
 }
 
+TEST_F(DaemonConfigFileTest, HighAvailability) {
+  DaemonConfig cfg;
+  EXPECT_EQ(load("highAvailability: {enabled: true, leaseTTL: 4s, bucket: LEASES, holderId: a-1, "
+                 "replicas: 3}\npolicyFromStream: true\n",
+                 &cfg),
+            "");
+  EXPECT_TRUE(cfg.ha.enabled);
+  EXPECT_EQ(cfg.ha.lease_ttl, std::chrono::seconds(4));
+  EXPECT_EQ(cfg.ha.bucket, "LEASES");
+  EXPECT_EQ(cfg.ha.holder_id, "a-1");
+  EXPECT_EQ(cfg.ha.replicas, 3);
+  EXPECT_TRUE(cfg.admission_from_stream);
+  EXPECT_FALSE(default_config().ha.enabled);
+  EXPECT_EQ(load("highAvailability: {enabled: true, leaseTTL: 500ms}\n"),
+            path_ + ":1:45: leaseTTL: at least 1s");
+  EXPECT_EQ(load("highAvailability: {enabled: yes}\n"), path_ + ":1:29: expected true or false");
+}
+
 TEST_F(DaemonConfigFileTest, StreamNameFollowsRootWhateverTheKeyOrder) {
   // subjectRoot after streams: the stream named in the file still keeps its name.
   DaemonConfig cfg;
@@ -244,8 +262,9 @@ TEST_F(DaemonConfigFileTest, SyntaxErrorNamesFileLineColumn) {
 TEST_F(DaemonConfigFileTest, UnknownKeyIsNamedWithItsPosition) {
   EXPECT_EQ(load("server: nats://x\ncolour: blue\n"),
             path_ +
-                ":2:1: unknown setting \"colour\" in the configuration (known: admin, intake, "
-                "logFormat, logLevel, nats, pluginConfig, plugins, policies, policyFromStream, "
+                ":2:1: unknown setting \"colour\" in the configuration (known: admin, "
+                "highAvailability, intake, logFormat, logLevel, nats, pluginConfig, plugins, "
+                "policies, policyFromStream, "
                 "policyWatchInterval, server, streams, subjectRoot, "
                 "tickInterval)");
   EXPECT_EQ(load("intake:\n  fetchBatch: 10\n  fetchbatch: 20\n"),

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -70,9 +71,30 @@ class Daemon {
   // same point). An invalid set is refused as a whole: logged, counted, the running one stays.
   Status reload_policy();
   const DaemonConfig& config() const { return config_; }
+  // High availability (config().ha): whether this process leads, and its epoch (0 without HA or
+  // while standing by). Without HA the daemon always leads.
+  bool leading() const;
+  uint64_t epoch() const;
 
  private:
   Status recover();
+  bus::ConsumerSettings consumer_settings() const;
+  // After recovery, as the leader: the policy, the work consumer, the ticker.
+  Status open_work();
+  // Publishes one output message (stored ones with their id as Nats-Msg-Id, actions stamped
+  // with the epoch); `stored` tells whether to wait for the stream's ack.
+  Status send_output(const bus::Message& msg, bool& stored);
+  // daemon_leadership.cpp
+  struct Leadership;
+  Status start_leadership();
+  void stop_leadership();
+  Status follow_once();
+  Status take_over();
+  bool holding() const;
+  void hold_output(std::vector<std::pair<bus::Message, uint64_t>>& out);
+  std::unique_ptr<Leadership> leadership_;
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<bool> leader_ready_{false};
   void serve_api();
   // The API scoped to one namespace (a tenant's view: daemon_api.cpp, docs/security.md).
   std::string scoped_json(std::string_view endpoint, std::string_view ns,
@@ -83,6 +105,8 @@ class Daemon {
   // Applies messages up to stream sequence `limit`; output of those at or below `quiet_floor`
   // is not published again (it was, before a restart).
   std::size_t apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor, bool replay);
+  void fill_gap(uint64_t next,
+                const std::function<void(std::string_view, std::string_view, uint64_t)>& apply);
   struct Counters;
 
   DaemonConfig config_;

@@ -10,6 +10,7 @@
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/stream.hpp"
+#include "gpuaas/core/ha_settings.hpp"
 
 namespace gpuaas::core {
 
@@ -43,6 +44,7 @@ struct DaemonConfig {
   std::chrono::milliseconds tick_interval{1000};  // 0: no ticks (replays, simulator)
   bus::NatsOptions nats;
   IntakeSettings intake;
+  HaSettings ha;
   bus::StreamSettings events_stream;  // events, metrics and ticks: one total order
   bus::StreamSettings actions_stream;
   bus::StreamSettings deadletter_stream;

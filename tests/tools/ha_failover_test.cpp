@@ -1,0 +1,210 @@
+// High availability, end to end: two gpuaasd on one subject root lead in turn through a lease in a
+// KV bucket with a TTL. The test first holds the lease itself, so both daemons stand by (and
+// answer read-only requests); when it lets go, one takes over within the TTL; when that one is
+// killed with SIGKILL, the other takes over. Actions carry the leader's epoch, which grows from
+// one leader to the next, and no action reaches the actions stream twice.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <csignal>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_e2e.hpp"
+#include "gpuaas/bus/key_value.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/core/admission_controller.hpp"
+#include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/event_codec.hpp"
+
+namespace gpuaas::testing {
+namespace {
+
+constexpr const char* kRoot = "hafail";
+constexpr auto kTtl = std::chrono::seconds(2);
+
+std::string job(const std::string& name, int gpus) {
+  return json{{"apiVersion", "kubeflow.org/v1"},
+              {"kind", "PyTorchJob"},
+              {"metadata",
+               {{"name", name},
+                {"namespace", "team-a"},
+                {"resourceVersion", "1"},
+                {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
+              {"spec",
+               {{"runPolicy", {{"suspend", true}}},
+                {"pytorchReplicaSpecs",
+                 {{"Master",
+                   {{"replicas", 1},
+                    {"template",
+                     {{"spec",
+                       {{"containers", json::array({{{"name", "pytorch"},
+                                                     {"image", "example/train:1"},
+                                                     {"resources",
+                                                      {{"limits",
+                                                        {{"nvidia.com/gpu", std::to_string(gpus)},
+                                                         {"cpu", "4"},
+                                                         {"memory", "16Gi"}}}}}}})}}}}}}}}}}}}
+      .dump();
+}
+
+class HaFailover : public NatsServerTest {
+ protected:
+  void SetUp() override {
+    dir_ = temp_dir("ha-failover");
+    auto b = bus::connect_nats({.url = url()});
+    ASSERT_TRUE(b.is_ok()) << b.status().message();
+    bus_ = std::move(b).value();
+    auto cfg = core::default_config(kRoot);
+    for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream})
+      ASSERT_TRUE(bus_->ensure_stream(*s).is_ok());
+    // The daemons' lease bucket, as they open it.
+    auto kv = bus_->open_kv({.bucket = "HAFAIL_LEADER", .ttl = kTtl});
+    ASSERT_TRUE(kv.is_ok()) << kv.status().message();
+    kv_ = std::move(kv).value();
+    std::ofstream(dir_ + "/policy.yaml") << kH100QueuePolicy;
+    std::ofstream(dir_ + "/gpuaasd.yaml")
+        << "subjectRoot: " << kRoot
+        << "\ntickInterval: 0s\npolicyWatchInterval: 0s\npolicyFromStream: true\n"
+           "highAvailability: {enabled: true, leaseTTL: 2s}\n";
+  }
+
+  std::unique_ptr<ChildProcess> start(const std::string& name) {
+    return std::make_unique<ChildProcess>(
+        std::vector<std::string>{bin_dir() + "/gpuaasd", "--config", dir_ + "/gpuaasd.yaml",
+                                 "--server", url(), "--admin", "", "--plugins",
+                                 bin_dir() + "/../plugins"},
+        dir_ + "/" + name + ".log");
+  }
+  void publish(const std::string& ns, const std::string& kind, core::ChangeType change,
+               const std::string& object) {
+    bus::Subjects subjects(kRoot);
+    int n = next_event_++;
+    auto ev = core::make_object_event(change, object, "ev-" + std::to_string(n), "ha-test",
+                                      core::EventTime(std::chrono::seconds(1'767'225'600 + n)));
+    auto ack = bus_->publish_stored(core::encode_event(ev, subjects.events(ns, kind)), ev.id());
+    ASSERT_TRUE(ack.is_ok()) << ack.status().message();
+  }
+  json state() {
+    bus::Message m;
+    m.subject = bus::Subjects(kRoot).api("state");
+    auto r = bus_->request(m, std::chrono::seconds(2));
+    return r.is_ok() ? json::parse(r->data, nullptr, false) : json();
+  }
+  // Every action stored so far: decision id -> epoch; repeats counted.
+  std::map<std::string, uint64_t> actions(const std::string& target, int* repeats) {
+    std::map<std::string, uint64_t> out;
+    auto reader = bus_->open_reader("HAFAIL_ACTIONS", 1);
+    EXPECT_TRUE(reader.is_ok());
+    if (!reader.is_ok()) return out;
+    for (;;) {
+      auto batch = (*reader)->fetch(1000, std::chrono::milliseconds(500));
+      if (!batch.is_ok() || (*batch)->size() == 0) break;
+      for (std::size_t i = 0; i < (*batch)->size(); ++i) {
+        v1::Action a;
+        std::string_view d = (*batch)->data(i);
+        EXPECT_TRUE(a.ParseFromArray(d.data(), static_cast<int>(d.size())));
+        if (!target.empty() && a.target().name() != target) continue;
+        if (!out.emplace(a.decision_id(), a.epoch()).second) ++*repeats;
+      }
+    }
+    return out;
+  }
+  bool admitted(const std::string& name) {
+    int repeats = 0;
+    return !actions(name, &repeats).empty();
+  }
+
+  std::string dir_;
+  std::unique_ptr<bus::Bus> bus_;
+  std::unique_ptr<bus::KeyValue> kv_;
+  int next_event_ = 0;
+};
+
+TEST_F(HaFailover, StandbyTakesOverWithinTheTtlWithAHigherEpoch) {
+  // The test holds the lease first, renewing it, so both daemons stand by.
+  auto first = kv_->create("leader", "the-test");
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  std::atomic<bool> renewing{true};
+  std::thread renewer([&, rev = *first]() mutable {
+    while (renewing) {
+      auto r = kv_->update("leader", "the-test", rev);
+      if (r.is_ok()) rev = *r;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  auto policy = core::policy_set_object({dir_ + "/policy.yaml"});
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  publish("", core::kPolicySetKind, core::ChangeType::kAdded, *policy);
+  publish(
+      "", "Node", core::ChangeType::kAdded,
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"h100-a","resourceVersion":"1",)"
+      R"("labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}},"status":{"capacity":)"
+      R"({"cpu":"96","memory":"1Ti","nvidia.com/gpu":"4"},"allocatable":{"cpu":"94",)"
+      R"("memory":"1000Gi","nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}})");
+  publish("team-a", "PyTorchJob", core::ChangeType::kAdded, job("one", 2));
+
+  auto a = start("a");
+  auto b = start("b");
+  // Standbys follow the stream and answer read-only requests.
+  json s;
+  ASSERT_TRUE(eventually(
+      [&] {
+        s = state();
+        return s.is_object() && s["intake"]["last_applied_sequence"] == 3;
+      },
+      std::chrono::seconds(20)))
+      << a->log() << b->log();
+  EXPECT_FALSE(admitted("one")) << "a standby acted";
+
+  // The test lets go: one daemon takes over within the TTL (plus its renew period) and admits.
+  renewing = false;
+  renewer.join();
+  auto let_go = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return admitted("one"); }, kTtl * 5)) << a->log() << b->log();
+  double first_takeover =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - let_go).count();
+  bool a_leads = a->log().find("took over") != std::string::npos;
+  ASSERT_NE(a_leads, b->log().find("took over") != std::string::npos) << "exactly one leads";
+  auto& leader = a_leads ? a : b;
+  auto& standby = a_leads ? b : a;
+
+  // The leader dies; the standby takes over and admits what the first one did not get to.
+  publish("team-a", "PyTorchJob", core::ChangeType::kAdded, job("two", 2));
+  ASSERT_TRUE(eventually([&] { return admitted("two"); }, std::chrono::seconds(10)));
+  leader->signal(SIGKILL);
+  EXPECT_EQ(leader->stop(SIGKILL), -1);
+  auto killed = std::chrono::steady_clock::now();
+  publish("team-a", "PyTorchJob", core::ChangeType::kAdded, job("three", 2));
+  publish("team-a", "PyTorchJob", core::ChangeType::kDeleted, job("one", 2));
+  ASSERT_TRUE(eventually([&] { return admitted("three"); }, kTtl * 5)) << standby->log();
+  double second_takeover =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_NE(standby->log().find("took over"), std::string::npos) << standby->log();
+
+  int repeats = 0;
+  auto all = actions("", &repeats);
+  EXPECT_EQ(repeats, 0) << "an action reached the actions stream twice";
+  uint64_t e1 = all.begin()->second;
+  std::set<uint64_t> epochs;
+  for (const auto& [id, epoch] : all) epochs.insert(epoch);
+  EXPECT_EQ(epochs.size(), 2u) << "one epoch per leader";
+  EXPECT_GT(e1, 0u);
+  int three_repeats = 0;
+  auto three = actions("three", &three_repeats);
+  ASSERT_FALSE(three.empty());
+  EXPECT_GT(three.begin()->second, *epochs.begin()) << "the new leader's epoch is higher";
+  RecordProperty("first_takeover_seconds", std::to_string(first_takeover));
+  RecordProperty("second_takeover_seconds", std::to_string(second_takeover));
+  std::cout << "takeover after the lease was let go: " << first_takeover
+            << " s; after the leader was killed: " << second_takeover << " s (TTL " << kTtl.count()
+            << " s)\n";
+  EXPECT_EQ(standby->stop(), 0) << standby->log();
+}
+
+}  // namespace
+}  // namespace gpuaas::testing
