@@ -123,15 +123,60 @@ void parse_document(Reader& r, const YAML::Node& node, ParsedSet& out) {
                           "(kueue.x-k8s.io) and gpuaas.io/v1alpha1 AdmissionPolicy");
 }
 
+// One YAML document of a file: its text, padded with newlines so marks keep their line.
+struct DocumentText {
+  int first_line = 0;  // 0-based
+  std::string text;
+  int content_line = -1;  // the first line holding more than markers and comments
+};
+
+bool starts_marker(std::string_view line, std::string_view marker) {
+  return line.substr(0, 3) == marker && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+}
+
+// yaml-cpp 0.7's LoadAll never returns on some malformed input (a line holding only ","): it
+// keeps yielding empty documents for a token it never consumes, and memory grows. So documents
+// are split here at their markers ("---" starts one, "..." ends one) and each is loaded alone.
+std::vector<DocumentText> split_documents(const std::string& text) {
+  std::vector<DocumentText> docs(1);
+  int line_no = 0;
+  for (std::size_t pos = 0; pos < text.size(); ++line_no) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    if (starts_marker(line, "---")) docs.push_back({line_no, std::string(line_no, '\n'), -1});
+    docs.back().text.append(line).push_back('\n');
+    std::size_t first = line.find_first_not_of(" \t\r");
+    bool content = first != std::string_view::npos && line[first] != '#' &&
+                   !starts_marker(line, "---") && !starts_marker(line, "...") && line[0] != '%';
+    if (content && docs.back().content_line < 0) docs.back().content_line = line_no;
+    if (starts_marker(line, "..."))
+      docs.push_back({line_no + 1, std::string(line_no + 1, '\n'), -1});
+  }
+  return docs;
+}
+
 void parse_text(const std::string& file, const std::string& text, ParsedSet& out, Diagnostics& d) {
   std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    d.error({file, std::max(e.mark.line + 1, 1), std::max(e.mark.column + 1, 1)},
-            "YAML syntax error: " + e.msg);
-    out.incomplete = true;
-    return;
+  for (const auto& part : split_documents(text)) {
+    YAML::Node doc;
+    try {
+      doc = YAML::Load(part.text);
+    } catch (const YAML::Exception& e) {
+      d.error({file, std::max(e.mark.line + 1, 1), std::max(e.mark.column + 1, 1)},
+              "YAML syntax error: " + e.msg);
+      out.incomplete = true;
+      return;
+    }
+    if (doc.IsNull() && part.content_line >= 0) {
+      // yaml-cpp read nothing although the document holds something (a stray ","): never let
+      // a policy silently lose what follows.
+      d.error({file, part.content_line + 1, 1}, "YAML syntax error: no value can be read here");
+      out.incomplete = true;
+      return;
+    }
+    docs.push_back(std::move(doc));
   }
   Reader r(file, d);
   for (const auto& doc : docs) {

@@ -151,5 +151,24 @@ TEST(DeepNesting, BelowTheDepthGuardIsChecked) {
   EXPECT_FALSE(parse_policy_texts({{"deep.yaml", text}}).ok());
 }
 
+// Found by fuzz_policy: yaml-cpp 0.7's LoadAll never returned on a stray ",", growing memory.
+TEST(StrayToken, IsAnErrorNamingItsLine) {
+  for (const std::string text : {",", ",\n", "# c\n,\n"}) {
+    auto r = parse_policy_texts({{"comma.yaml", text}});
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.errors[0].at.file, "comma.yaml");
+  }
+  const std::string flavor =
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: a}\n";
+  auto r = parse_policy_texts({{"two.yaml", flavor + "---\n,\n" + flavor}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.errors[0].at.line, 5);
+  // Document markers still split documents, with the right lines.
+  auto ok = parse_policy_texts({{"ok.yaml", flavor + "...\n---\n" +
+                                               "apiVersion: kueue.x-k8s.io/v1beta1\nkind: "
+                                               "ResourceFlavor\nmetadata: {name: b}\n"}});
+  EXPECT_TRUE(ok.ok());
+}
+
 }  // namespace
 }  // namespace gpuaas::policy
