@@ -16,42 +16,48 @@ namespace {
 
 class NatsBatch final : public Batch {
  public:
-  NatsBatch(natsMsgList list, bool ackable) : list_(list), ackable_(ackable) {
-    seq_.reserve(static_cast<std::size_t>(list_.Count));
-    for (int i = 0; i < list_.Count; ++i) {
-      const char* reply = natsMsg_GetReply(list_.Msgs[i]);
+  NatsBatch() = default;
+  // Takes the messages of `list`; a batch may be made of several fetches' lists.
+  void take(natsMsgList list) {
+    lists_.push_back(list);
+    for (int i = 0; i < list.Count; ++i) {
+      const char* reply = natsMsg_GetReply(list.Msgs[i]);
+      msgs_.push_back(list.Msgs[i]);
       seq_.push_back(reply != nullptr ? stream_sequence_from_ack_subject(reply) : 0);
     }
   }
-  ~NatsBatch() override { natsMsgList_Destroy(&list_); }
-
-  std::size_t size() const override { return static_cast<std::size_t>(list_.Count); }
-  std::string_view subject(std::size_t i) const override {
-    return natsMsg_GetSubject(list_.Msgs[i]);
+  void set_ackable(bool ackable) { ackable_ = ackable; }
+  NatsBatch(const NatsBatch&) = delete;
+  NatsBatch& operator=(const NatsBatch&) = delete;
+  ~NatsBatch() override {
+    for (auto& l : lists_) natsMsgList_Destroy(&l);
   }
+
+  std::size_t size() const override { return msgs_.size(); }
+  std::string_view subject(std::size_t i) const override { return natsMsg_GetSubject(msgs_[i]); }
   std::string_view data(std::size_t i) const override {
-    return {natsMsg_GetData(list_.Msgs[i]),
-            static_cast<std::size_t>(natsMsg_GetDataLength(list_.Msgs[i]))};
+    return {natsMsg_GetData(msgs_[i]), static_cast<std::size_t>(natsMsg_GetDataLength(msgs_[i]))};
   }
   std::optional<std::string_view> header(std::size_t i, std::string_view key) const override {
     const char* v = nullptr;
     std::string k(key);
-    if (natsMsgHeader_Get(list_.Msgs[i], k.c_str(), &v) != NATS_OK || v == nullptr) {
+    if (natsMsgHeader_Get(msgs_[i], k.c_str(), &v) != NATS_OK || v == nullptr) {
       return std::nullopt;
     }
     return std::string_view(v);
   }
   uint64_t stream_sequence(std::size_t i) const override { return seq_[i]; }
   Status ack() override {
-    if (!ackable_ || list_.Count == 0) return Status::ok();
+    if (!ackable_ || msgs_.empty()) return Status::ok();
     // The consumer's ack policy is AckAll: acking the last acknowledges the whole batch.
-    return from_nats(natsMsg_Ack(list_.Msgs[list_.Count - 1], nullptr), "acknowledging a batch");
+    return from_nats(natsMsg_Ack(msgs_.back(), nullptr), "acknowledging a batch");
   }
 
  private:
-  natsMsgList list_;
-  bool ackable_;
+  std::vector<natsMsgList> lists_;
+  std::vector<natsMsg*> msgs_;
   std::vector<uint64_t> seq_;
+  bool ackable_ = false;
 };
 
 class NatsConsumer final : public Consumer {
@@ -71,15 +77,41 @@ class NatsConsumer final : public Consumer {
   }
 
   Result<std::unique_ptr<Batch>> fetch(std::size_t max, std::chrono::milliseconds wait) override {
+    auto batch = std::make_unique<NatsBatch>();
+    batch->set_ackable(ackable_);
+    const int64_t wait_ms = std::max<int64_t>(1, wait.count());
+    // nats.c 3.4.1's natsSubscription_Fetch overruns its message array when the subscription
+    // already holds messages (late ones of an earlier pull request) and those fill more than half
+    // of `batch`: it lowers the batch it waits for by what it took, then loops until the count
+    // equals that lower number, writing past the end as more messages come. So messages already
+    // queued are taken one fetch of 1 at a time (a fetch of 1 stops at the first), and a fetch of
+    // `max` is made only on an empty queue.
+    int pending = 0;
+    int bytes = 0;
+    while (batch->size() < max && natsSubscription_GetPending(sub_, &pending, &bytes) == NATS_OK &&
+           pending > 0) {
+      natsMsgList one{};
+      jsErrCode jerr = static_cast<jsErrCode>(0);
+      natsStatus s = natsSubscription_Fetch(&one, sub_, 1, wait_ms, &jerr);
+      if (s != NATS_OK) {
+        if (batch->size() > 0 || s == NATS_TIMEOUT) return std::unique_ptr<Batch>(std::move(batch));
+        return from_nats(s, "fetching from " + stream_, jerr);
+      }
+      batch->take(one);
+    }
+    if (batch->size() > 0) return std::unique_ptr<Batch>(std::move(batch));
+
     natsMsgList list{};
     jsErrCode jerr = static_cast<jsErrCode>(0);
-    natsStatus s = natsSubscription_Fetch(&list, sub_, static_cast<int>(max),
-                                          std::max<int64_t>(1, wait.count()), &jerr);
-    if (s == NATS_TIMEOUT && list.Count == 0) {
-      return std::unique_ptr<Batch>(std::make_unique<NatsBatch>(natsMsgList{}, false));
+    natsStatus s = natsSubscription_Fetch(&list, sub_, static_cast<int>(max), wait_ms, &jerr);
+    // nats.c hands over a list only with NATS_OK (messages gathered before an error come back as
+    // NATS_OK); on an error the list is empty and owns nothing.
+    if (s == NATS_OK) {
+      batch->take(list);
+      return std::unique_ptr<Batch>(std::move(batch));
     }
-    if (s != NATS_OK && list.Count == 0) return from_nats(s, "fetching from " + stream_, jerr);
-    return std::unique_ptr<Batch>(std::make_unique<NatsBatch>(list, ackable_));
+    if (s == NATS_TIMEOUT) return std::unique_ptr<Batch>(std::make_unique<NatsBatch>());
+    return from_nats(s, "fetching from " + stream_, jerr);
   }
 
  private:
@@ -115,7 +147,7 @@ class PrefetchingConsumer final : public Consumer {
   Result<std::unique_ptr<Batch>> fetch(std::size_t, std::chrono::milliseconds wait) override {
     std::unique_lock lock(mu_);
     if (!cv_.wait_for(lock, wait, [this] { return !ready_.empty(); })) {
-      return std::unique_ptr<Batch>(std::make_unique<NatsBatch>(natsMsgList{}, false));
+      return std::unique_ptr<Batch>(std::make_unique<NatsBatch>());
     }
     auto r = std::move(ready_.front());
     ready_.pop_front();

@@ -14,9 +14,10 @@ using namespace std::chrono_literals;
 
 class NatsServerRestart : public NatsServerTest {
  protected:
-  void run_with(int prefetch_batches) {
+  // Each variant has its own streams (`root`): the server is shared by the tests of this suite.
+  void run_with(const std::string& root, int prefetch_batches) {
     constexpr int kEvents = 4000;
-    const core::DaemonConfig cfg = failover_config("rst", url(), 1, prefetch_batches);
+    const core::DaemonConfig cfg = failover_config(root, url(), 1, prefetch_batches);
     bus::NatsOptions po;
     po.url = url();
     po.retry_on_failed_connect = true;
@@ -29,7 +30,7 @@ class NatsServerRestart : public NatsServerTest {
     auto d = InProcessDaemon::start(cfg);
     ASSERT_TRUE(d.is_ok()) << d.status().message();
     InProcessDaemon& daemon = **d;
-    PodPublisher publisher(**pub_bus, "rst", kEvents);
+    PodPublisher publisher(**pub_bus, root, kEvents);
     auto applied = [&] { return daemon.daemon().stats().events_applied; };
 
     // Stopped while the publisher is a quarter through, so events come before, during, after.
@@ -50,14 +51,14 @@ class NatsServerRestart : public NatsServerTest {
   }
 };
 
-TEST_F(NatsServerRestart, EveryEventAppliedOnceAcrossAServerRestart) { run_with(0); }
+TEST_F(NatsServerRestart, EveryEventAppliedOnceAcrossAServerRestart) { run_with("rst", 0); }
 
-// The same with gpuaasd's default prefetch (2 batches fetched ahead on a thread of their own):
-// about one run in four aborts with "malloc(): corrupted top size" in the prefetch thread
-// (NatsConsumer::fetch -> NatsBatch) shortly after the server comes back; with prefetch off, no
-// crash in the same number of runs. Run it with --gtest_also_run_disabled_tests.
-TEST_F(NatsServerRestart, DISABLED_EveryEventAppliedOnceAcrossAServerRestartWithPrefetch) {
-  run_with(2);
+// The same with gpuaasd's default prefetch (2 batches fetched ahead on a thread of their own).
+// It used to abort now and then with heap corruption in the prefetch thread: after the restart
+// the pull subscription held late messages of an earlier request, and nats.c 3.4.1's fetch wrote
+// past its message array (see NatsConsumer::fetch).
+TEST_F(NatsServerRestart, EveryEventAppliedOnceAcrossAServerRestartWithPrefetch) {
+  run_with("rsp", 2);
 }
 
 }  // namespace
