@@ -22,11 +22,9 @@ using Clock = std::chrono::steady_clock;
 
 // The daemon's settings for a failover test: only the test's events in the stream (no ticks), a
 // short ack wait so a batch whose ack was lost in a failover comes back quickly, fast reconnects.
-// prefetch_batches 0: gpuaasd's default (2) crashes here now and then across a server restart
-// (heap corruption under the prefetch thread's fetch; see DISABLED_...WithPrefetch in
-// nats_server_restart_test.cpp), so the failover tests fetch on the intake's thread.
+// prefetch_batches: gpuaasd's default (2) unless a test asks otherwise.
 inline core::DaemonConfig failover_config(const std::string& root, const std::string& urls,
-                                          int replicas, int prefetch_batches = 0) {
+                                          int replicas, int prefetch_batches = 2) {
   core::DaemonConfig cfg = core::default_config(root);
   cfg.tick_interval = std::chrono::milliseconds(0);
   cfg.admin_listen = "";
