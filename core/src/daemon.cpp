@@ -187,25 +187,21 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
     return applied;
   }
   std::size_t stored = 0;
+  std::size_t actions = 0;
   auto send = [&](const bus::Message& msg) {
-    bool s = false;
-    auto st = send_output(msg, s);
-    stored += s ? 1 : 0;
+    Sent sent;
+    auto st = send_output(msg, sent);
+    stored += sent.stored ? 1 : 0;
+    actions += st && sent.action ? 1 : 0;
     return st;
   };
   for (auto& [msg, seq] : deadletters) {
     if (seq != 0 && seq <= quiet_floor) continue;
     if (auto s = send(msg); !s) spdlog::error("dead letter lost: {}", s.message());
   }
-  std::size_t actions = 0;
   for (auto& [msg, seq] : output) {
     if (seq != 0 && seq <= quiet_floor) continue;
-    if (auto s = send(msg); !s) {
-      spdlog::error("decision output lost: {}", s.message());
-    } else {
-      auto parsed = subjects_.parse(msg.subject);
-      if (parsed && parsed->category == bus::SubjectCategory::kActions) ++actions;
-    }
+    if (auto s = send(msg); !s) spdlog::error("decision output lost: {}", s.message());
   }
   if (stored > 0) {
     if (auto s = bus_.wait_stored(config_.nats.request_timeout); !s)
@@ -222,15 +218,14 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
 // What a stream keeps (actions, dead letters) is stored with its id as Nats-Msg-Id, so JetStream
 // drops a repeat within the duplicate window; beyond it, consumers drop repeats by decision id
 // and, with several daemons, actions from an epoch older than one they have seen.
-Status Daemon::send_output(const bus::Message& msg, bool& stored) {
-  stored = false;
+Status Daemon::send_output(const bus::Message& msg, Sent& sent) {
   auto parsed = subjects_.parse(msg.subject);
-  bool action = parsed && parsed->category == bus::SubjectCategory::kActions;
-  bool keep = action || (parsed && parsed->category == bus::SubjectCategory::kDeadletter);
+  sent.action = parsed && parsed->category == bus::SubjectCategory::kActions;
+  bool keep = sent.action || (parsed && parsed->category == bus::SubjectCategory::kDeadletter);
   auto id = msg.header("ce-id");
   if (!keep || !id) return bus_.publish(msg);
-  stored = true;
-  if (action && epoch_ > 0) {
+  sent.stored = true;
+  if (sent.action && epoch_ > 0) {
     v1::Action a;
     if (a.ParseFromString(msg.data)) {
       a.set_epoch(epoch_);

@@ -107,8 +107,8 @@ Status Daemon::take_over() {
   std::size_t sent = 0;
   for (auto& [msg, seq] : held) {
     if (seq != 0 && seq <= pos->ack_floor) continue;
-    bool stored = false;
-    if (auto s = send_output(msg, stored); !s) spdlog::error("held output lost: {}", s.message());
+    Sent how;
+    if (auto s = send_output(msg, how); !s) spdlog::error("held output lost: {}", s.message());
     ++sent;
   }
   if (sent > 0) (void)bus_.wait_stored(config_.nats.request_timeout);

@@ -83,7 +83,11 @@ class Daemon {
   Status open_work();
   // Publishes one output message (stored ones with their id as Nats-Msg-Id, actions stamped
   // with the epoch); `stored` tells whether to wait for the stream's ack.
-  Status send_output(const bus::Message& msg, bool& stored);
+  struct Sent {
+    bool stored = false;  // wait for the stream's ack
+    bool action = false;
+  };
+  Status send_output(const bus::Message& msg, Sent& sent);
   // daemon_leadership.cpp
   struct Leadership;
   Status start_leadership();
