@@ -62,6 +62,11 @@ class FlatMap {
   }
 
   bool operator==(const FlatMap& o) const { return v_ == o.v_; }
+  // Snapshots (gpuaas/base/archive.hpp).
+  template <typename A>
+  friend void archive_fields(A& a, FlatMap& m) {
+    a(m.v_);
+  }
 
  private:
   // Appending in key order is the common case: check the end first.
