@@ -12,6 +12,11 @@
 #include "gpuaas/admission/resources.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 
+namespace gpuaas::base {
+class ArchiveWriter;
+class ArchiveReader;
+}  // namespace gpuaas::base
+
 namespace gpuaas::admission {
 
 struct NodeInfo {
@@ -98,6 +103,13 @@ class NodeIndex {
   std::size_t node_count() const;
   const PlacementStats& stats() const { return stats_; }
   std::size_t bytes() const;  // memory held, for the benchmark
+
+  // Snapshots (node_index_snapshot.cpp): node records with their ids, ranks and keys, free ids
+  // and totals; the orderings are rebuilt from the keys the records hold, which is exact since
+  // their keys are unique. load_state goes on an index whose flavors are set (set_flavors) as
+  // when save_state ran, and replaces its nodes; on a failure it leaves the index alone.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
 
  private:
   struct Impl;

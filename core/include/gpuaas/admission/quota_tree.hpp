@@ -14,6 +14,11 @@
 #include "gpuaas/admission/resources.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 
+namespace gpuaas::base {
+class ArchiveWriter;
+class ArchiveReader;
+}  // namespace gpuaas::base
+
 namespace gpuaas::admission {
 
 class QuotaTree {
@@ -84,6 +89,13 @@ class QuotaTree {
   // exceeds quota (a shrunk policy under admitted workloads).
   bool check_invariants(std::string* why = nullptr) const;
 
+  // Snapshots (quota_tree_snapshot.cpp): the whole tree as it is, usage and structure, so that a
+  // tree loaded over one built from the same policy is the same tree whatever resources were
+  // interned when each was built. load_state fails the reader when the snapshot's tree is not
+  // one of the same policy (other ClusterQueues, cohorts or flavors) and then leaves the tree.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
+
  private:
   static constexpr int64_t kNoLimit = INT64_MAX;
   // Per (node, fr): the figures available() reads at each level on the way to the root.
@@ -92,6 +104,10 @@ class QuotaTree {
     int64_t guaranteed = 0;  // what a lendingLimit keeps from the parent
     int64_t subtree = 0;     // own nominal plus what the children lend
     int64_t cap = kNoLimit;  // subtree + borrowingLimit: the most the node may use
+    template <typename A>
+    friend void archive_fields(A& a, Cell& c) {
+      a(c.usage, c.guaranteed, c.subtree, c.cap);
+    }
   };
   // Per (node, fr): what the policy fixed.
   struct Quota {
@@ -100,6 +116,10 @@ class QuotaTree {
     int64_t lending_limit = kNoLimit;
     int64_t potential = 0;  // potentialAvailable, fixed since it ignores usage
     bool covered = false;   // named by the node's resourceGroups
+    template <typename A>
+    friend void archive_fields(A& a, Quota& q) {
+      a(q.nominal, q.borrowing_limit, q.lending_limit, q.potential, q.covered);
+    }
   };
   struct Share {
     bool borrowing = false;
@@ -111,6 +131,8 @@ class QuotaTree {
            static_cast<std::size_t>(fr);
   }
   Share share(int cq, const FrAmounts& extra) const;
+  template <typename A>
+  void archive(A& a);
   std::string node_name(int node) const;
   std::string fr_name(int fr) const;
 

@@ -10,6 +10,20 @@
 
 namespace gpuaas::admission {
 
+// An unordered container in a snapshot (gpuaas/base/archive.hpp keeps its iteration order): the
+// loader rehashes to the saved bucket count, but an empty container that never held anything has
+// a single bucket, which no rehash gives back. A flag restores it, so that a loaded container has
+// the same buckets, grows the same way and saves the same bytes.
+template <typename A, typename M>
+void archive_unordered(A& a, M& m) {
+  bool pristine = false;
+  if constexpr (!A::kLoading) pristine = m.empty() && m.bucket_count() == 1;
+  a(pristine, m);
+  if constexpr (A::kLoading) {
+    if (pristine && m.empty()) m = M{};
+  }
+}
+
 // Interns names (flavors, resources, queues) into dense indices, in first-seen order.
 class NameIndex {
  public:
@@ -17,6 +31,13 @@ class NameIndex {
   int find(std::string_view name) const;  // -1 when unknown
   const std::string& name(int i) const { return names_[static_cast<std::size_t>(i)]; }
   int size() const { return static_cast<int>(names_.size()); }
+
+  // For snapshots (gpuaas/base/archive.hpp): the names in order and the index's iteration order.
+  template <typename A>
+  friend void archive_fields(A& a, NameIndex& n) {
+    archive_unordered(a, n.index_);
+    a(n.names_);
+  }
 
  private:
   std::unordered_map<std::string, int> index_;

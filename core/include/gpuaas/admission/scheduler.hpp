@@ -18,6 +18,11 @@
 #include "gpuaas/admission/workload.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 
+namespace gpuaas::base {
+class ArchiveWriter;
+class ArchiveReader;
+}  // namespace gpuaas::base
+
 namespace gpuaas::admission {
 
 // Kueue's vocabulary for why a workload is not admitted.
@@ -202,6 +207,14 @@ class Scheduler {
   // Whether admitted usage stays within quota and node capacity (the property tests' oracle).
   bool check_invariants(std::string* why = nullptr) const;
   std::size_t bytes() const;  // memory held by queues and workloads, for the benchmark
+
+  // Snapshots (scheduler_snapshot.cpp). load_state goes on a Scheduler just built (or given
+  // set_policy) with a policy equal to the one in force at save_state, and nothing else; every
+  // later call then behaves exactly as on the saved Scheduler: the same decisions in the same
+  // order, explanations, status changes, stats and ties. A snapshot that is damaged, truncated or
+  // from another policy fails the reader (r.fail) and leaves this Scheduler as it was.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
 
  private:
   struct State;
