@@ -68,6 +68,22 @@ TEST(Archive, RoundTripKeepsValuesAndIterationOrder) {
   EXPECT_EQ(bytes_of(g), bytes);
 }
 
+// A loaded state must save the same bytes again: bucket counts included, empty maps too.
+TEST(Archive, UnorderedMapsKeepTheirBucketCount) {
+  std::unordered_map<std::string, int> never, emptied;
+  emptied["x"] = 1;
+  emptied.erase("x");
+  for (const auto* m : {&never, &emptied}) {
+    const std::string bytes = bytes_of(*m);
+    std::unordered_map<std::string, int> back;
+    gpuaas::base::ArchiveReader r(bytes);
+    r(back);
+    ASSERT_TRUE(r.ok()) << r.error();
+    EXPECT_EQ(back.bucket_count(), m->bucket_count());
+    EXPECT_EQ(bytes_of(back), bytes);
+  }
+}
+
 TEST(Archive, TruncatedOrCorruptInputFailsWithAReason) {
   const std::string bytes = bytes_of(filled());
   for (std::size_t cut : {std::size_t{0}, std::size_t{3}, bytes.size() / 2, bytes.size() - 1}) {

@@ -263,7 +263,8 @@ void load_unordered(ArchiveReader& r, C& c) {
     items.push_back(std::move(x));
   }
   if (!r.ok()) return;
-  c.rehash(buckets);
+  // A map that never held anything has libstdc++'s single bucket, which rehash() would double.
+  if (n > 0 || buckets != c.bucket_count()) c.rehash(buckets);
   for (auto it = items.rbegin(); it != items.rend(); ++it) c.insert(std::move(*it));
 }
 
