@@ -72,7 +72,8 @@ TEST(QueueUsageTest, ALentReservationStaysInTheReservationNotTheUsage) {
   test::submit(s, Job{.name = "svc", .gpu = gpus(2), .ns = "team-a"}, t0);
   s.schedule(t0);
   ASSERT_TRUE(s.park(test::job_key("team-a", "svc"), true, t0 + 1min));
-  const auto& r = gpu(queue(s.cluster_queue_usage(), "serving"));
+  const auto all = s.cluster_queue_usage();  // kept: r refers into it
+  const auto& r = gpu(queue(all, "serving"));
   EXPECT_EQ(r.usage_milli, 0);
   EXPECT_EQ(r.reservation_milli, gpus(2));
 }

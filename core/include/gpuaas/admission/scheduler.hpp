@@ -25,21 +25,23 @@ class ArchiveReader;
 
 namespace gpuaas::admission {
 
-// Kueue's vocabulary for why a workload is not admitted.
+// Kueue's vocabulary for why a workload is not admitted. The engine compares reasons by address:
+// arrays, so that each has one address in the whole program (string literals are merged across
+// translation units only when the toolchain chooses to; sanitizer builds do not).
 namespace reason {
-inline constexpr const char* kPending = "Pending";
-inline constexpr const char* kInadmissible = "Inadmissible";
-inline constexpr const char* kWaitingForQuota = "WaitingForQuota";
-inline constexpr const char* kNoMatchingFlavor = "NoMatchingFlavor";
-inline constexpr const char* kExceedsMaxQuota = "ExceedsMaxQuota";
-inline constexpr const char* kWaitingForPreemptedWorkloads = "WaitingForPreemptedWorkloads";
-inline constexpr const char* kWaitingForNodes = "WaitingForNodes";  // quota yes, nodes no
-inline constexpr const char* kWaitingForPreemptionDelay = "WaitingForPreemptionDelay";
-inline constexpr const char* kHeldForDeadline = "HeldForDeadline";
-inline constexpr const char* kStopped = "Stopped";
-inline constexpr const char* kAdmitted = "Admitted";
-inline constexpr const char* kEvicting = "Evicting";
-inline constexpr const char* kScaledToZero = "ScaledToZero";  // admitted, at zero, quota kept
+inline constexpr char kPending[] = "Pending";
+inline constexpr char kInadmissible[] = "Inadmissible";
+inline constexpr char kWaitingForQuota[] = "WaitingForQuota";
+inline constexpr char kNoMatchingFlavor[] = "NoMatchingFlavor";
+inline constexpr char kExceedsMaxQuota[] = "ExceedsMaxQuota";
+inline constexpr char kWaitingForPreemptedWorkloads[] = "WaitingForPreemptedWorkloads";
+inline constexpr char kWaitingForNodes[] = "WaitingForNodes";  // quota yes, nodes no
+inline constexpr char kWaitingForPreemptionDelay[] = "WaitingForPreemptionDelay";
+inline constexpr char kHeldForDeadline[] = "HeldForDeadline";
+inline constexpr char kStopped[] = "Stopped";
+inline constexpr char kAdmitted[] = "Admitted";
+inline constexpr char kEvicting[] = "Evicting";
+inline constexpr char kScaledToZero[] = "ScaledToZero";  // admitted, at zero, quota kept
 }  // namespace reason
 
 struct Decision {
