@@ -116,6 +116,16 @@ GpuAccounting::GpuAccounting(telemetry::Registry* registry) {
 }
 
 GpuAccounting::~GpuAccounting() = default;
+GpuAccounting::GpuAccounting(GpuAccounting&&) noexcept = default;
+GpuAccounting& GpuAccounting::operator=(GpuAccounting&&) noexcept = default;
+
+// Here, where Metrics is complete. The metrics are the process's (the counters and what they
+// show already): they stay.
+void GpuAccounting::adopt_state(GpuAccounting&& other) {
+  auto metrics = std::move(metrics_);
+  *this = std::move(other);
+  metrics_ = std::move(metrics);
+}
 
 void GpuAccounting::set_policy(const policy::PolicySet& set) {
   policy_ = set;
@@ -164,6 +174,7 @@ ObjectMeta pod_meta(std::string_view ns, std::string_view name) {
 void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& scheduler,
                            const std::map<std::string, int64_t>& coming_gpus,
                            bool watch_reservations) {
+  if (const auto& hook = update_hook()) hook(*this, policy_);
   const EventTime now = model.now();
   // Pods whose dcgm samples changed: their busy time (and sessions) change.
   const auto touched = model.take_touched_pods();

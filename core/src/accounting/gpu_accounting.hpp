@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,10 @@
 namespace gpuaas::admission {
 class Scheduler;
 }
+namespace gpuaas::base {
+class ArchiveReader;
+class ArchiveWriter;
+}  // namespace gpuaas::base
 namespace gpuaas::telemetry {
 class Counter;
 class Gauge;
@@ -43,6 +48,8 @@ class GpuAccounting {
  public:
   explicit GpuAccounting(telemetry::Registry* registry);  // null: no metrics
   ~GpuAccounting();
+  GpuAccounting(GpuAccounting&&) noexcept;
+  GpuAccounting& operator=(GpuAccounting&&) noexcept;
 
   // A new policy: prices, flavors and outcomes may change; every source is stated again.
   void set_policy(const policy::PolicySet& set);
@@ -65,6 +72,20 @@ class GpuAccounting {
   std::string report_json(EventTime now, std::optional<std::chrono::seconds> since) const;
 
   const UsageLedger& ledger() const { return ledger_; }
+
+  // Snapshots (accounting_snapshot.cpp): the ledger and what the next update states. Prices and
+  // the policy are the policy set's: load_state expects a fresh object on which set_policy was
+  // called with an equal policy set. The counters /metrics shows are not state: a new process
+  // shows the ledger's figures at its first export.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
+  // Moves the state of `other` in, keeping this object's metrics.
+  void adopt_state(GpuAccounting&& other);
+
+  // Test seam: when set, every update first hands the object and the policy in force to it, so
+  // that tests can swap its state for a copy restored from its snapshot mid-run.
+  using UpdateHook = std::function<void(GpuAccounting&, const policy::PolicySet&)>;
+  static UpdateHook& update_hook();
 
  private:
   std::string flavor_of_node(const KubeObject& node) const;

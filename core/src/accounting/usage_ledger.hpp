@@ -16,6 +16,11 @@
 
 #include "gpuaas/core/event_time.hpp"
 
+namespace gpuaas::base {
+class ArchiveReader;
+class ArchiveWriter;
+}  // namespace gpuaas::base
+
 namespace gpuaas::core::accounting {
 
 enum class Measure { kAllocated, kBusy, kIdleReserved, kCharged, kCapacity, kCount };
@@ -102,6 +107,11 @@ class UsageLedger {
   // The snapshot at or before `t` (the ledger's start when none is that old: empty).
   Snapshot at_or_before(EventTime t) const;
   EventTime started() const { return started_; }
+
+  // Snapshots (accounting_snapshot.cpp): every series, source, total and snapshot; a source's
+  // pointers into its series are written as the series' keys and found again on load.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
 
  private:
   struct Held {

@@ -74,6 +74,8 @@ class Harness {
       actions_.push_back(std::move(j));
     }
   }
+  // Every action gpuaasd published, in order (target, rule, reason, body).
+  const std::vector<json>& actions() const { return actions_; }
   std::vector<json> with_rule(const std::string& rule) const {
     std::vector<json> out;
     for (const auto& a : actions_)
@@ -97,6 +99,8 @@ class Harness {
     if (at == std::string::npos) return -1;
     return std::stod(text.substr(at + series.size() + 2));
   }
+  // gpuaasd's whole /metrics text.
+  std::string metrics_text() const { return driver_->metrics_text(); }
   // What `gpuaasctl report --json` prints ("": all time; else the window in seconds).
   json report(const std::string& since_seconds = "") const {
     return json::parse(driver_->report_json(since_seconds), nullptr, false);
