@@ -62,6 +62,14 @@ struct Plan {
   std::string reason;       // for a person: the figures the decision used
 };
 
+// Snapshots (gpuaas/base/archive.hpp): the last plan is shown by PoolScaler::json.
+template <typename A>
+void archive_fields(A& a, Plan& p) {
+  a(p.desired, p.add_min, p.add_deadline, p.add_backlog, p.add_forecast, p.keep,
+    p.deadlines_at_risk, p.deadlines_saved, p.backlog_workloads, p.backlog_milli, p.demand_milli,
+    p.rule, p.reason);
+}
+
 // Starts of the pending workloads (parallel to in.pending) with `extra` more nodes ready at
 // now + lead; nullopt: never within the plan's horizon.
 std::vector<std::optional<Time>> play_forward(const PlanInput& in, int32_t extra);

@@ -78,6 +78,8 @@ PoolScaler::PoolScaler(telemetry::Registry* registry) {
 }
 
 PoolScaler::~PoolScaler() = default;
+PoolScaler::PoolScaler(PoolScaler&&) noexcept = default;
+PoolScaler& PoolScaler::operator=(PoolScaler&&) noexcept = default;
 
 void PoolScaler::set_policy(const policy::PolicySet& set) {
   std::vector<Pool> next;
@@ -94,6 +96,18 @@ void PoolScaler::set_policy(const policy::PolicySet& set) {
     next.push_back(std::move(p));
   }
   pools_ = std::move(next);
+}
+
+void PoolScaler::count_scale_action(const std::string& pool, const std::string& direction,
+                                    const std::string& rule, double n) {
+  scale_counts_[{pool, direction, rule}] += n;
+  if (scale_actions_)
+    scale_actions_->Add({{"pool", pool}, {"direction", direction}, {"rule", rule}}).Increment(n);
+}
+
+void PoolScaler::count_failures(const std::string& pool, double n) {
+  failure_counts_[pool] += n;
+  if (failures_) failures_->Add({{"pool", pool}}).Increment(n);
 }
 
 bool PoolScaler::in_pool(const Pool& pool, const KubeObject& node) const {
@@ -121,7 +135,7 @@ void PoolScaler::fail(Pool& pool, EventTime now, const std::string& what, int64_
     pool.backoff_next = std::min(pool.backoff_next * 2, pool.spec.max_backoff);
   }
   pool.last_note = what + "; no scale-out until " + core::format_rfc3339(pool.backoff_until);
-  if (failures_) failures_->Add({{"pool", pool.spec.name}}).Increment(static_cast<double>(nodes));
+  count_failures(pool.spec.name, static_cast<double>(nodes));
   spdlog::warn("NodePool {}: {}", pool.spec.name, pool.last_note);
 }
 
@@ -218,10 +232,7 @@ void PoolScaler::scale_to(Pool& pool, int32_t r, int32_t added, const std::strin
     }
   }
   (void)now;
-  if (scale_actions_)
-    scale_actions_
-        ->Add({{"pool", pool.spec.name}, {"direction", added > 0 ? "up" : "down"}, {"rule", rule}})
-        .Increment();
+  count_scale_action(pool.spec.name, added > 0 ? "up" : "down", rule);
 }
 
 void PoolScaler::cordon(const KubeObject& node, bool on, const std::string& rule,
@@ -281,9 +292,7 @@ bool PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::stri
       break;  // cordoned and empty: cluster-autoscaler's scale-down removes it
   }
   (void)now;
-  if (scale_actions_)
-    scale_actions_->Add({{"pool", pool.spec.name}, {"direction", "down"}, {"rule", rule}})
-        .Increment();
+  count_scale_action(pool.spec.name, "down", rule);
   return true;
 }
 
@@ -311,6 +320,7 @@ void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, Ev
 PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
                                     admission::Scheduler& scheduler,
                                     const std::set<std::string>& waking, EventTime now) {
+  if (const auto& hook = pass_hook()) hook(*this, scheduler.policy());
   Output out;
   next_scan_ = now + kScanInterval;
   auto demand = scheduler.node_demand();

@@ -5,7 +5,9 @@
 // and no bus here: the admission controller publishes what it returns. Time is event time.
 #pragma once
 
+#include <array>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -28,6 +30,11 @@ template <typename T>
 class Family;
 }  // namespace gpuaas::telemetry
 
+namespace gpuaas::base {
+class ArchiveReader;
+class ArchiveWriter;
+}  // namespace gpuaas::base
+
 namespace gpuaas::scaleout {
 
 // Annotations and rules, as written in docs/scale-out.md.
@@ -49,6 +56,8 @@ class PoolScaler {
 
   explicit PoolScaler(telemetry::Registry* registry = nullptr);
   ~PoolScaler();
+  PoolScaler(PoolScaler&&) noexcept;
+  PoolScaler& operator=(PoolScaler&&) noexcept;
 
   void set_policy(const policy::PolicySet& set);
   bool empty() const { return pools_.empty(); }
@@ -65,6 +74,21 @@ class PoolScaler {
   // The pools as JSON (gpuaasctl pools, the admin /pools page).
   std::string json(core::EventTime now) const;
 
+  // Snapshots (pool_scaler_snapshot.cpp): what each pool learned, asked for and is doing, the
+  // cordons and the next scan. The pools' specs come from the policy: load_state expects a fresh
+  // scaler on which set_policy was called with an equal policy set, and fails when the pools
+  // differ. The telemetry is the scaler's own: its gauges are set again at the next pass, its
+  // counters raised on load by what the original's were.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
+  // Moves the state of `other` in, keeping this scaler's telemetry.
+  void adopt_state(PoolScaler&& other);
+
+  // Test seam: when set, every pass first hands the scaler and the policy in force to it, so
+  // that tests can swap its state for a copy restored from its snapshot mid-run.
+  using PassHook = std::function<void(PoolScaler&, const policy::PolicySet&)>;
+  static PassHook& pass_hook();
+
   static constexpr std::chrono::seconds kScanInterval{10};  // cluster-autoscaler's scan interval
   static constexpr std::chrono::seconds kDrainTimeout{600};
 
@@ -73,9 +97,17 @@ class PoolScaler {
     core::EventTime first_seen{};
     std::optional<core::EventTime> asked_at;  // the scale-up it answered
     bool up = false;                          // has been Ready with GPUs
+    template <typename A>
+    friend void archive_fields(A& a, NodeState& s) {
+      a(s.first_seen, s.asked_at, s.up);
+    }
   };
   struct Drain {
     core::EventTime started{};
+    template <typename A>
+    friend void archive_fields(A& a, Drain& d) {
+      a(d.started);
+    }
   };
   struct Pool {
     policy::NodePool spec;
@@ -99,6 +131,8 @@ class PoolScaler {
     std::string last_note;  // why it did not scale in, or a give-up
   };
 
+  template <typename A>
+  static void archive_pool(A& a, Pool& p);
   void scan(Pool& pool, const core::ClusterModel& model, core::EventTime now, Output& out);
   void scale_out(Pool& pool, const PlanInput& in, const Plan& plan, core::EventTime now,
                  Output& out);
@@ -117,6 +151,10 @@ class PoolScaler {
                    const std::string& why, core::EventTime now, Output& out);
   void cordon(const core::KubeObject& node, bool on, const std::string& rule,
               const std::string& why, Output& out);
+  // The counters below, raised by `n` and remembered (for snapshots).
+  void count_scale_action(const std::string& pool, const std::string& direction,
+                          const std::string& rule, double n = 1);
+  void count_failures(const std::string& pool, double n);
   int32_t replicas(const Pool& pool) const;
   std::chrono::milliseconds lead(const Pool& pool) const;
   bool in_pool(const Pool& pool, const core::KubeObject& node) const;
@@ -124,6 +162,10 @@ class PoolScaler {
   std::vector<Pool> pools_;
   std::set<std::string> cordoned_;
   core::EventTime next_scan_{};
+  // What the counters were raised by, by their labels (pool, direction, rule) and (pool): a
+  // restored scaler raises its new counters by as much, so /metrics shows the same totals.
+  std::map<std::array<std::string, 3>, double> scale_counts_;
+  std::map<std::string, double> failure_counts_;
 
   telemetry::Family<telemetry::Gauge>* nodes_gauge_ = nullptr;      // by pool, state
   telemetry::Family<telemetry::Counter>* scale_actions_ = nullptr;  // by pool, direction, rule

@@ -36,6 +36,13 @@ class DemandTrend {
   double trend() const { return steps_ >= 2 ? trend_ : 0.0; }
   double level() const { return level_; }
 
+  // Snapshots (gpuaas/base/archive.hpp): every field, the constants from the window included.
+  template <typename A>
+  friend void archive_fields(A& a, DemandTrend& t) {
+    a(t.step_, t.alpha_, t.beta_, t.step_start_, t.last_, t.current_, t.closed_, t.level_, t.trend_,
+      t.steps_);
+  }
+
  private:
   void close_step(double y);
 
@@ -43,8 +50,8 @@ class DemandTrend {
   double alpha_;
   double beta_;
   std::optional<Time> step_start_;
-  std::optional<Time> last_;  // the latest sample's time
-  double current_ = 0;  // the last sample in the open step
+  std::optional<Time> last_;      // the latest sample's time
+  double current_ = 0;            // the last sample in the open step
   double closed_[3] = {0, 0, 0};  // the last three closed steps' values, newest first
   double level_ = 0;
   double trend_ = 0;
