@@ -3,6 +3,7 @@
 // policy set: IdleReclaimPolicies and the culling of NotebookPolicies. Private to gpuaas_core.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,11 @@
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 #include "gpuaas/reclaim/arrival_model.hpp"
+
+namespace gpuaas::base {
+class ArchiveReader;
+class ArchiveWriter;
+}  // namespace gpuaas::base
 
 namespace gpuaas::core {
 
@@ -77,6 +83,17 @@ class ReclaimBook {
   const ReclaimState* find(const std::string& key) const;
   // At zero with its quota released: the admission queue must not take it in.
   bool holds_out(const std::string& key) const;
+
+  // Snapshots (reclaim_snapshot.cpp): the rules' cold-start budgets and every workload's state.
+  // The rules themselves come from the policy: load_state expects a fresh book on which
+  // set_policy was called with an equal policy set, and fails when its rules differ.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
+
+  // Test seam: when set, every reclaim pass first hands the book and the policy in force to it,
+  // so that tests can swap the book for a copy restored from its snapshot mid-run.
+  using PassHook = std::function<void(ReclaimBook&, const policy::PolicySet&)>;
+  static PassHook& pass_hook();
 
  private:
   std::vector<ReclaimRule> rules_;

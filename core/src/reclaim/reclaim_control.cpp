@@ -239,6 +239,7 @@ void AdmissionController::Impl::held_out_changed(ClusterModel& model, const std:
 
 void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_view event_id,
                                              std::vector<admission::Decision>& out) {
+  if (const auto& hook = ReclaimBook::pass_hook()) hook(book, scheduler->policy());
   const EventTime now = model.now();
   const uint64_t samples = model.stats().samples_recorded;
   const bool new_samples = samples != samples_seen;

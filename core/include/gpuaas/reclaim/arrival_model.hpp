@@ -48,6 +48,13 @@ struct ArrivalSettings {
   double max_lambda_seconds = 3600;
 };
 
+// Snapshots (gpuaas/base/archive.hpp): every field, since a budget or model is rebuilt from them.
+template <typename A>
+void archive_fields(A& a, ArrivalSettings& s) {
+  a(s.knative_timeout, s.min_timeout, s.max_timeout, s.resolution, s.history, s.min_gaps,
+    s.min_lambda_seconds, s.max_lambda_seconds);
+}
+
 // One policy's cold-start budget, shared by its services.
 class ColdStartBudget {
  public:
@@ -59,6 +66,12 @@ class ColdStartBudget {
   double lambda_seconds() const;
   uint64_t cold_starts() const;            // ours, counted from gaps
   uint64_t reference_cold_starts() const;  // Knative's on the same gaps
+
+  template <typename A>
+  friend void archive_fields(A& a, ColdStartBudget& b) {
+    a(b.settings_, b.lambda_seconds_, b.cold_starts_, b.reference_cold_starts_, b.weighted_,
+      b.weighted_reference_);
+  }
 
  private:
   ArrivalSettings settings_;
@@ -86,6 +99,11 @@ class ArrivalModel {
   Millis timeout(double lambda_seconds, double weight = 1) const;
   // The median of the gaps kept, or nullopt without any.
   std::optional<Millis> median_gap() const;
+
+  template <typename A>
+  friend void archive_fields(A& a, ArrivalModel& m) {
+    a(m.settings_, m.last_, m.gaps_);
+  }
 
  private:
   ArrivalSettings settings_;
