@@ -61,8 +61,7 @@ bool consistent(const NodeRec& n, std::size_t flavors) {
 void NodeIndex::save_state(base::ArchiveWriter& w) const {
   static_assert(sizeof(Impl) == 360, "NodeIndex::Impl changed: update save_state and load_state");
   const Impl& im = *impl_;
-  w(stats_, im.free_ids);
-  archive_unordered(w, const_cast<std::unordered_map<std::string, int>&>(im.by_name));
+  w(stats_, im.free_ids, im.by_name);
   w.count(im.nodes.size());
   for (const auto& n : im.nodes) {
     w(n != nullptr);
@@ -81,8 +80,7 @@ void NodeIndex::load_state(base::ArchiveReader& r) {
   std::vector<int> free_ids;
   std::unordered_map<std::string, int> by_name;
   std::vector<std::unique_ptr<NodeRec>> nodes;
-  r(stats, free_ids);
-  archive_unordered(r, by_name);
+  r(stats, free_ids, by_name);
   const std::size_t n_nodes = r.count();
   for (std::size_t i = 0; i < n_nodes && r.ok(); ++i) {
     bool present = false;

@@ -9,8 +9,6 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <type_traits>
 
 #include "gpuaas/admission/archive_fields.hpp"
 #include "gpuaas/base/archive.hpp"
@@ -134,12 +132,6 @@ struct Rest {
   int gpu = -1;
 };
 
-// Its unordered maps, for their buckets (see archive_unordered).
-template <typename S>
-auto unordered_maps(S& x) {
-  return std::tie(x.node_info, x.namespace_labels, x.priority_values, x.by_key);
-}
-
 // The fields Rest shares with Scheduler::State by name, in the order they are written: one list
 // for saving (from the State, without a copy) and loading (into a Rest).
 #define GPUAAS_SCHEDULER_REST(x)                                                                  \
@@ -224,11 +216,6 @@ void Scheduler::save_state(base::ArchiveWriter& w) const {
     for (const auto& cr : cov) out.emplace_back(cr.resource, cr.frs);
   }
   b(has_lq, covered);
-  std::vector<bool> pristine;
-  std::apply(
-      [&](const auto&... m) { (pristine.push_back(m.empty() && m.bucket_count() == 1), ...); },
-      unordered_maps(s));
-  b(pristine);
   const std::string bytes = b.take();
   w(bytes, fnv1a(bytes));
 }
@@ -270,20 +257,6 @@ void Scheduler::load_state(base::ArchiveReader& r) {
   Rest x;
   b(GPUAAS_SCHEDULER_REST(x));
   b(x.has_lq, x.covered);
-  std::vector<bool> pristine;
-  b(pristine);
-  if (b.ok() && pristine.size() != std::tuple_size_v<decltype(unordered_maps(x))>)
-    b.fail("the map flags are not the scheduler's");
-  if (b.ok()) {
-    std::size_t i = 0;
-    std::apply(
-        [&](auto&... m) {
-          ((pristine[i++] && m.empty() ? (void)(m = std::remove_reference_t<decltype(m)>{})
-                                       : (void)0),
-           ...);
-        },
-        unordered_maps(x));
-  }
   if (b.ok() && !b.done()) b.fail("bytes are left over");
   if (!b.ok()) {
     fail(b.error());

@@ -10,20 +10,6 @@
 
 namespace gpuaas::admission {
 
-// An unordered container in a snapshot (gpuaas/base/archive.hpp keeps its iteration order): the
-// loader rehashes to the saved bucket count, but an empty container that never held anything has
-// a single bucket, which no rehash gives back. A flag restores it, so that a loaded container has
-// the same buckets, grows the same way and saves the same bytes.
-template <typename A, typename M>
-void archive_unordered(A& a, M& m) {
-  bool pristine = false;
-  if constexpr (!A::kLoading) pristine = m.empty() && m.bucket_count() == 1;
-  a(pristine, m);
-  if constexpr (A::kLoading) {
-    if (pristine && m.empty()) m = M{};
-  }
-}
-
 // Interns names (flavors, resources, queues) into dense indices, in first-seen order.
 class NameIndex {
  public:
@@ -35,8 +21,7 @@ class NameIndex {
   // For snapshots (gpuaas/base/archive.hpp): the names in order and the index's iteration order.
   template <typename A>
   friend void archive_fields(A& a, NameIndex& n) {
-    archive_unordered(a, n.index_);
-    a(n.names_);
+    a(n.index_, n.names_);
   }
 
  private:
