@@ -73,25 +73,12 @@ std::vector<bus::Message> AdmissionController::take_output() {
 // stays. Admitted workloads keep their reservation across a reload.
 void AdmissionController::Impl::apply_policy(const KubeObject& obj, ClusterModel& model) {
   if (obj.json == policy_text) return;
-  std::vector<std::pair<std::string, std::string>> texts;
-  try {
-    const json j = json::parse(obj.json);
-    for (const auto& f : j.at("spec").at("files")) texts.emplace_back(f.at("name"), f.at("text"));
-  } catch (const std::exception& e) {
-    refuse(std::string("PolicySet object: ") + e.what());
+  std::string error;
+  auto set = parse_policy(obj.json, &error);
+  if (!set) {
+    refuse(error);
     return;
   }
-  auto loaded = policy::parse_policy_texts(texts);
-  if (!loaded.ok()) {
-    std::string first = loaded.errors.front().str();
-    refuse(first + (loaded.errors.size() > 1
-                        ? " (and " + std::to_string(loaded.errors.size() - 1) + " more)"
-                        : ""));
-    return;
-  }
-  for (const auto& w : loaded.warnings)
-    spdlog::warn("policy: {}: warning: {}", w.at.str(), w.message);
-  auto set = std::make_shared<const policy::PolicySet>(std::move(loaded.set));
   const auto now = to_time(model.now());
   if (!scheduler) {
     scheduler = std::make_unique<admission::Scheduler>(set);
@@ -109,6 +96,29 @@ void AdmissionController::Impl::apply_policy(const KubeObject& obj, ClusterModel
   spdlog::info(
       "policy in force: {} ClusterQueues, {} LocalQueues, {} ResourceFlavors from {} file(s)",
       set->cluster_queues.size(), set->local_queues.size(), set->flavors.size(), set->files.size());
+}
+
+std::shared_ptr<const policy::PolicySet> AdmissionController::Impl::parse_policy(
+    const std::string& text, std::string* error) {
+  std::vector<std::pair<std::string, std::string>> texts;
+  try {
+    const json j = json::parse(text);
+    for (const auto& f : j.at("spec").at("files")) texts.emplace_back(f.at("name"), f.at("text"));
+  } catch (const std::exception& e) {
+    *error = std::string("PolicySet object: ") + e.what();
+    return nullptr;
+  }
+  auto loaded = policy::parse_policy_texts(texts);
+  if (!loaded.ok()) {
+    *error =
+        loaded.errors.front().str() +
+        (loaded.errors.size() > 1 ? " (and " + std::to_string(loaded.errors.size() - 1) + " more)"
+                                  : "");
+    return nullptr;
+  }
+  for (const auto& w : loaded.warnings)
+    spdlog::warn("policy: {}: warning: {}", w.at.str(), w.message);
+  return std::make_shared<const policy::PolicySet>(std::move(loaded.set));
 }
 
 void AdmissionController::Impl::refuse(const std::string& why) {

@@ -30,6 +30,9 @@ struct AdmissionController::Impl {
   Impl(bus::Subjects s, std::string src, telemetry::Registry* registry);
 
   void apply_policy(const KubeObject& obj, ClusterModel& model);
+  // The policy set a PolicySet object carries; null with *error when it does not validate.
+  static std::shared_ptr<const policy::PolicySet> parse_policy(const std::string& text,
+                                                               std::string* error);
   void refuse(const std::string& why);
   void upsert_node(ClusterModel& model, const std::string& name);
   void update_pod(ClusterModel& model, const ModelChange& ch);

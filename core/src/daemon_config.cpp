@@ -282,6 +282,23 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
                  [&](const YAML::Node& v) { return read_int(path, v, ha.replicas, 1); }}},
                "highAvailability");
          }},
+        {"snapshots",
+         [&](const YAML::Node& n) {
+           auto& sn = cfg.snapshots;
+           return read_table(
+               path, n,
+               {{"everyEvents",
+                 [&](const YAML::Node& v) {
+                   int64_t every = 0;
+                   if (auto s = read_int(path, v, every, 0); !s) return s;
+                   sn.every_events = static_cast<uint64_t>(every);
+                   return Status::ok();
+                 }},
+                {"bucket", [&](const YAML::Node& v) { return read_string(path, v, sn.bucket); }},
+                {"replicas",
+                 [&](const YAML::Node& v) { return read_int(path, v, sn.replicas, 1); }}},
+               "snapshots");
+         }},
         {"policies",
          [&](const YAML::Node& n) {
            if (!n.IsSequence()) return Status::invalid(where(path, n) + "expected a list of files");

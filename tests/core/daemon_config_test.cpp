@@ -197,6 +197,20 @@ TEST_F(DaemonConfigFileTest, HighAvailability) {
   EXPECT_EQ(load("highAvailability: {enabled: yes}\n"), path_ + ":1:29: expected true or false");
 }
 
+TEST_F(DaemonConfigFileTest, Snapshots) {
+  EXPECT_EQ(default_config().snapshots.every_events, 10000u);
+  DaemonConfig cfg;
+  EXPECT_EQ(load("snapshots: {everyEvents: 500, bucket: SNAPS, replicas: 3}\n", &cfg), "");
+  EXPECT_EQ(cfg.snapshots.every_events, 500u);
+  EXPECT_EQ(cfg.snapshots.bucket, "SNAPS");
+  EXPECT_EQ(cfg.snapshots.replicas, 3);
+  EXPECT_EQ(load("snapshots: {everyEvents: 0}\n", &cfg), "");
+  EXPECT_EQ(cfg.snapshots.every_events, 0u);
+  EXPECT_NE(load("snapshots: {everyEvents: -1}\n").find(":1:26: \"-1\" is not an integer >= 0"), std::string::npos)
+      << load("snapshots: {everyEvents: -1}\n");
+  EXPECT_NE(load("snapshots: {every: 5}\n").find("unknown setting \"every\""), std::string::npos);
+}
+
 TEST_F(DaemonConfigFileTest, StreamNameFollowsRootWhateverTheKeyOrder) {
   // subjectRoot after streams: the stream named in the file still keeps its name.
   DaemonConfig cfg;
@@ -265,7 +279,7 @@ TEST_F(DaemonConfigFileTest, UnknownKeyIsNamedWithItsPosition) {
                 ":2:1: unknown setting \"colour\" in the configuration (known: admin, "
                 "highAvailability, intake, logFormat, logLevel, nats, pluginConfig, plugins, "
                 "policies, policyFromStream, "
-                "policyWatchInterval, server, streams, subjectRoot, "
+                "policyWatchInterval, server, snapshots, streams, subjectRoot, "
                 "tickInterval)");
   EXPECT_EQ(load("intake:\n  fetchBatch: 10\n  fetchbatch: 20\n"),
             path_ +

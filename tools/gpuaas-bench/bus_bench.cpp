@@ -11,8 +11,8 @@
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/object_decoder.hpp"
-#include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
+#include "gpuaas/telemetry/registry.hpp"
 
 namespace gpuaas::bench {
 namespace {
@@ -78,6 +78,9 @@ Result<double> daemon_rate(const std::string& url, const Workload& w, int batch,
     (void)(*bus)->delete_stream(s->name);
     if (auto st = (*bus)->ensure_stream(*s); !st) return st;
   }
+  // Each round starts from nothing: no snapshot of the last round's daemon.
+  (void)(*bus)->delete_kv(cfg.events_stream.name.substr(0, cfg.events_stream.name.rfind('_')) +
+                          "_SNAPSHOT");
   for (const auto& m : w.messages) {
     if (auto s = (*bus)->publish_stored_async(m, ""); !s) return s;
   }

@@ -61,6 +61,7 @@ Result<std::unique_ptr<DaemonDriver>> DaemonDriver::start(const Options& options
   cfg.admin_listen.clear();
   cfg.source = "gpuaas-sim";
   cfg.intake.fetch_batch = 4096;
+  cfg.snapshots.every_events = 0;  // one run, never restarted: a snapshot would only cost time
   if (options.server.empty()) {
     cfg.server = core::kEmbeddedServer;
     impl->bus = bus::make_memory_bus();

@@ -65,6 +65,11 @@ class AdmissionController {
   // The NodePools node scale-out follows: nodes, what it asked for, its last plan (a JSON array).
   std::string pools_json(const ClusterModel& model) const;
 
+  // Snapshots (admission_snapshot.cpp): the engine, idle reclaim, node pools and accounting.
+  // load_state fills a controller that has seen no event; on failure r.ok() is false.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -103,6 +103,11 @@ class ClusterModel {
   static constexpr std::chrono::minutes kSeriesRetention{15};
   static constexpr std::chrono::minutes kTombstoneRetention{10};
 
+  // Snapshots (cluster_model_snapshot.cpp): everything but the interpreter and the journal
+  // settings. load_state fills a model that holds nothing yet; on failure r.ok() is false.
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
+
  private:
   struct Tombstone {
     std::string uid;

@@ -78,6 +78,15 @@ class Daemon {
 
  private:
   Status recover();
+  // Snapshots (daemon_snapshot.cpp).
+  Status open_snapshots();
+  Status save_snapshot();  // with the model unlocked; takes the lock itself
+  // Loads the latest snapshot into the empty model; the sequence it covers, 0 when there is
+  // none it can use (the caller then replays from the stream's start).
+  uint64_t load_snapshot(uint64_t stream_last);
+  void maybe_snapshot();
+  std::string covers_stream_event(uint64_t seq, uint64_t data_hash);
+  std::unique_ptr<bus::KeyValue> snapshots_;
   bus::ConsumerSettings consumer_settings() const;
   // After recovery, as the leader: the policy, the work consumer, the ticker.
   Status open_work();

@@ -11,6 +11,7 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/stream.hpp"
 #include "gpuaas/core/ha_settings.hpp"
+#include "gpuaas/core/snapshot_settings.hpp"
 
 namespace gpuaas::core {
 
@@ -45,6 +46,7 @@ struct DaemonConfig {
   bus::NatsOptions nats;
   IntakeSettings intake;
   HaSettings ha;
+  SnapshotSettings snapshots;
   bus::StreamSettings events_stream;  // events, metrics and ticks: one total order
   bus::StreamSettings actions_stream;
   bus::StreamSettings deadletter_stream;

@@ -12,6 +12,10 @@ struct IntakeStats {
   uint64_t deadlettered = 0;
   uint64_t last_applied_sequence = 0;  // stream sequence of the last event applied
   uint64_t batches = 0;
+  uint64_t snapshot_sequence = 0;  // covered by the last snapshot this process wrote or loaded
+  uint64_t snapshots_written = 0;
+  uint64_t snapshots_refused = 0;  // found but unusable (another version, damaged)
+  uint64_t snapshot_bytes = 0;     // of the last one
 };
 
 }  // namespace gpuaas::core

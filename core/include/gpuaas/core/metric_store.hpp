@@ -12,6 +12,11 @@
 
 #include "gpuaas/core/event_time.hpp"
 
+namespace gpuaas::base {
+class ArchiveWriter;
+class ArchiveReader;
+}  // namespace gpuaas::base
+
 namespace gpuaas::core {
 
 struct SeriesSample {
@@ -46,6 +51,10 @@ class MetricStore {
   std::vector<std::string> gpu_keys() const;
 
   static std::string_view label(const SeriesSample& s, std::string_view name);
+
+  // Snapshots (core/src/cluster_model_snapshot.cpp).
+  void save_state(base::ArchiveWriter& w) const;
+  void load_state(base::ArchiveReader& r);
 
  private:
   std::unordered_map<std::string, SeriesSample> series_;
