@@ -39,6 +39,9 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   std::optional<Time> unprotected_at;
   auto eligible = [&](const Entry& w) {
     if (w.state != EntryState::kAdmitted || !uses_needed(w)) return false;
+    // A parked workload whose quota is lent holds nothing in the tree or on nodes: evicting it
+    // frees nothing (and would take its usage out twice).
+    if (w.lent) return false;
     // Never preempt back one that evicted it: no loops.
     if (std::find(e.evicted_by.begin(), e.evicted_by.end(), w.info.key) != e.evicted_by.end())
       return false;
@@ -56,7 +59,8 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   std::vector<uint32_t> in_flight;
   for (int c : tree->cluster_queues_under_root_of(e.cq))
     for (uint32_t w_id : cqs[static_cast<std::size_t>(c)].admitted)
-      if (entries[w_id].state == EntryState::kEvicting) in_flight.push_back(w_id);
+      if (entries[w_id].state == EntryState::kEvicting && !entries[w_id].lent)
+        in_flight.push_back(w_id);
   auto shift_in_flight = [&](int sign) {
     for (uint32_t w_id : in_flight) {
       const Entry& w = entries[w_id];

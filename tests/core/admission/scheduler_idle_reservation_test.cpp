@@ -143,5 +143,28 @@ TEST(IdleReservationTest, ParkedSurvivesAPolicyReload) {
   expect_invariants(s);
 }
 
+// A lent reservation holds nothing in the tree or on nodes: it is never a preemption victim, even
+// as the lowest priority admitted workload (evicting it would free nothing and take its usage
+// out a second time).
+TEST(IdleReservationTest, ALentReservationIsNeverAPreemptionVictim) {
+  Scheduler s(test::load_policy(
+      test::flavor_yaml("gpu") + test::priority_class_yaml("low", 10) +
+      test::priority_class_yaml("mid", 100) + test::priority_class_yaml("high", 1000) +
+      test::cluster_queue_yaml("serving", "", {{"gpu", 4}},
+                               "  preemption:\n    withinClusterQueue: LowerPriority\n") +
+      test::local_queue_yaml("team-a", "main", "serving")));
+  test::add_nodes(s, "gpu", 1, 8);
+  test::submit(s, Job{.name = "owner", .gpu = gpus(4), .priority = "low"}, t0);
+  ASSERT_EQ(test::admitted(s.schedule(t0)), keys_of({"owner"}, "team-a"));
+  ASSERT_TRUE(s.park(kOwner, true, t0 + 1min));
+  test::submit(s, Job{.name = "filler", .gpu = gpus(4), .priority = "mid"}, t0 + 2min);
+  ASSERT_EQ(test::admitted(s.schedule(t0 + 2min)), keys_of({"filler"}, "team-a"));
+  test::submit(s, Job{.name = "urgent", .gpu = gpus(4), .priority = "high"}, t0 + 3min);
+  EXPECT_EQ(test::preempted(s.schedule(t0 + 3min)), keys_of({"filler"}, "team-a"));
+  EXPECT_TRUE(s.parked(kOwner));
+  EXPECT_GE(usage(s, "serving"), 0);
+  expect_invariants(s);
+}
+
 }  // namespace
 }  // namespace gpuaas::admission
