@@ -32,6 +32,15 @@
 #include <utility>
 #include <vector>
 
+// Size tripwires (static_assert(sizeof(T) == N) beside a field list, so that a field added to T
+// and not to its list stops the build) hold for the layout they were measured on: x86-64 with
+// libstdc++. Elsewhere sizes differ and the tripwires are off.
+#if defined(__x86_64__) && defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
+#define GPUAAS_ARCHIVE_PINNED_LAYOUT 1
+#else
+#define GPUAAS_ARCHIVE_PINNED_LAYOUT 0
+#endif
+
 namespace gpuaas::base {
 
 class ArchiveWriter {
