@@ -231,5 +231,112 @@ TEST_F(NatsTlsTest, ACertificateWithoutItsKeyIsAConfigurationError) {
   EXPECT_EQ(bus.status().message(), "nats tls key: cannot read " + o.tls_key);
 }
 
+// NKeys: an ed25519 key pair from the openssl command, encoded as NATS does (a prefix byte,
+// the key, a CRC-16/XMODEM, base32), since nk and nsc are not packaged for Debian 12.
+class NatsNkeyTest : public ::testing::Test {
+ protected:
+  static std::string read_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  static std::string encode(std::string raw) {
+    uint16_t crc = 0;
+    for (unsigned char c : raw) {
+      crc ^= static_cast<uint16_t>(c << 8);
+      for (int i = 0; i < 8; ++i)
+        crc = static_cast<uint16_t>((crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1);
+    }
+    raw += static_cast<char>(crc & 0xff);
+    raw += static_cast<char>(crc >> 8);
+    static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    std::string out;
+    uint32_t buffer = 0;
+    int bits = 0;
+    for (unsigned char c : raw) {
+      buffer = (buffer << 8) | c;
+      bits += 8;
+      while (bits >= 5) {
+        out += kAlphabet[(buffer >> (bits - 5)) & 31];
+        bits -= 5;
+      }
+    }
+    if (bits > 0) out += kAlphabet[(buffer << (5 - bits)) & 31];
+    return out;
+  }
+  struct Pair {
+    std::string public_key, seed_file;
+  };
+  // A user key pair; the seed is written to `name`.seed.
+  static Pair make_user(const std::string& name) {
+    const std::string d = dir_->string();
+    const std::string key = d + "/" + name + ".der", pub = d + "/" + name + ".pub.der";
+    EXPECT_EQ(std::system(("openssl genpkey -algorithm ed25519 -outform DER -out " + key +
+                           " >/dev/null 2>&1 && openssl pkey -inform DER -in " + key +
+                           " -pubout -outform DER -out " + pub + " >/dev/null 2>&1")
+                              .c_str()),
+              0)
+        << "is the openssl command installed?";
+    const std::string seed = read_bytes(key).substr(16, 32);  // PKCS#8: the last 32 bytes
+    const std::string pk = read_bytes(pub).substr(12, 32);    // SubjectPublicKeyInfo: the same
+    const unsigned char user = 20 << 3, seed_prefix = 18 << 3;
+    Pair p;
+    p.public_key = encode(std::string(1, static_cast<char>(user)) + pk);
+    p.seed_file = d + "/" + name + ".seed";
+    write(p.seed_file, encode(std::string{static_cast<char>(seed_prefix | (user >> 5)),
+                                          static_cast<char>((user & 31) << 3)} +
+                              seed) +
+                           "\n");
+    return p;
+  }
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(temp_dir());
+    *allowed_ = make_user("allowed");
+    write(*dir_ / "nkey.conf",
+          "authorization { users: [ {nkey: " + allowed_->public_key + "} ] }\n");
+    NatsServerOptions so;
+    so.extra_args = {"-c", (*dir_ / "nkey.conf").string()};
+    auto s = NatsServerProcess::start(so);
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    server_ = std::move(s).value().release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+  static NatsOptions options(const Pair& p) {
+    NatsOptions o;
+    o.url = server_->url();
+    o.max_reconnect = 0;
+    o.nkey = p.public_key;
+    o.nkey_seed_file = p.seed_file;
+    return o;
+  }
+  static inline NatsServerProcess* server_ = nullptr;
+  static inline fs::path* dir_ = nullptr;
+  static inline Pair* allowed_ = new Pair;
+};
+
+TEST_F(NatsNkeyTest, TheSeedOfAnAllowedKeyConnects) {
+  ASSERT_EQ(allowed_->public_key.size(), 56u);
+  ASSERT_EQ(allowed_->public_key[0], 'U');
+  auto bus = connect_nats(options(*allowed_));
+  ASSERT_TRUE(bus.is_ok()) << bus.status().message();
+  EXPECT_TRUE((*bus)->flush(std::chrono::seconds(5)).is_ok());
+}
+
+TEST_F(NatsNkeyTest, AnotherKeyIsRefusedAndItsSeedNeverShown) {
+  const Pair other = make_user("other");
+  auto bus = connect_nats(options(other));
+  ASSERT_FALSE(bus.is_ok());
+  const std::string seed = read_bytes(other.seed_file);
+  EXPECT_EQ(bus.status().message().find(seed.substr(0, 20)), std::string::npos)
+      << bus.status().message();
+  // The allowed public key with another key's seed: the server checks the signature.
+  Pair forged{allowed_->public_key, other.seed_file};
+  EXPECT_FALSE(connect_nats(options(forged)).is_ok());
+}
+
 }  // namespace
 }  // namespace gpuaas::bus
