@@ -1,9 +1,11 @@
 // gpuaas-bench: measurements that print one JSON object on one line, as the last line of output.
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <iostream>
 
 #include "admission_bench.hpp"
 #include "bus_bench.hpp"
+#include "soak_bench.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuaas-bench: gpuaas benchmarks (JSON on the last line of stdout)"};
@@ -34,12 +36,53 @@ int main(int argc, char** argv) {
   a->add_option("--deadline-share", adm.deadline_share, "Share of workloads with a deadline");
   a->add_flag("--preemption", adm.preemption, "withinClusterQueue and reclaimWithinCohort on");
   a->add_flag("--fair-sharing", adm.fair_sharing, "AdmissionPolicy fairSharing on");
+  gpuaas::bench::SoakOptions soak;
+  std::string soak_server;
+  double run_seconds = 30, admit_timeout = 60;
+  int drain_seconds = 60;
+  auto* k = app.add_subcommand(
+      "soak",
+      "A fixed event rate for minutes against nats-server and a gpuaasd child: memory, "
+      "backlog and admission latency (docs/benchmarks.md, Soak)");
+  k->add_option("--server", soak_server, "Use this NATS server (own streams under gpuaas-soak.)");
+  k->add_option("--rate", soak.rate,
+                "Events per second, all kinds (default 414: ten times the "
+                "base rate in docs/benchmarks.md)")
+      ->check(CLI::PositiveNumber);
+  k->add_option("--minutes", soak.minutes, "Paced publishing time (default 10)")
+      ->check(CLI::PositiveNumber);
+  k->add_option("--warmup-minutes", soak.warmup_minutes,
+                "The verdict's quarters start after this (default 0: the whole run)")
+      ->check(CLI::NonNegativeNumber);
+  k->add_option("--drain-seconds", drain_seconds, "Bound on the catch-up afterwards (default 60)")
+      ->check(CLI::NonNegativeNumber);
+  k->add_option("--job-rate", soak.mix.job_rate, "Job arrivals per second (default 10)")
+      ->check(CLI::NonNegativeNumber);
+  k->add_option("--run-seconds", run_seconds, "How long each Job's pod runs (default 30)")
+      ->check(CLI::PositiveNumber);
+  k->add_option("--admit-timeout", admit_timeout,
+                "Seconds before a Job not admitted is deleted (default 60)")
+      ->check(CLI::PositiveNumber);
+  k->add_option("--nodes", soak.mix.nodes, "GPU nodes, half H100, half A100 (default 1213)")
+      ->check(CLI::Range(2, 100000));
+  k->add_option("--seed", soak.mix.seed, "RNG seed (default 1)");
+  k->add_option("--gpuaasd", soak.gpuaasd, "gpuaasd binary (default: beside gpuaas-bench)");
+  k->add_option("--plugins", soak.plugins, "Plugin directory (default: ../plugins from there)");
+  k->add_option("--node-file", soak.node_file,
+                "Node manifest (default ../shared/manifests/gpu-node/virtual-gpu-node.yaml)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (a->parsed()) return gpuaas::bench::run_admission_bench(adm);
+  if (k->parsed()) {
+    if (!soak_server.empty()) soak.server = soak_server;
+    soak.drain = std::chrono::seconds(drain_seconds);
+    soak.mix.run_time = std::chrono::milliseconds(std::llround(run_seconds * 1000));
+    soak.mix.admit_timeout = std::chrono::milliseconds(std::llround(admit_timeout * 1000));
+    return gpuaas::bench::run_soak_bench(soak);
+  }
   if (b->parsed()) {
     if (!server.empty()) bus.server = server;
     return gpuaas::bench::run_bus_bench(bus);

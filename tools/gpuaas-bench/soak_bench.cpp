@@ -1,0 +1,448 @@
+#include "soak_bench.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/bus/nats_server_process.hpp"
+#include "gpuaas/core/admission_controller.hpp"
+#include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/kube/manifest_reader.hpp"
+#include "soak_probes.hpp"
+
+namespace gpuaas::bench {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+json loadavg() {
+  std::ifstream f("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  f >> a >> b >> c;
+  return json::array({a, b, c});
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+std::string find_node_file(const std::string& given) {
+  if (!given.empty()) return given;
+  for (const char* c : {"../shared/manifests/gpu-node/virtual-gpu-node.yaml",
+                        "../../shared/manifests/gpu-node/virtual-gpu-node.yaml"}) {
+    if (std::filesystem::exists(c)) return c;
+  }
+  return "../shared/manifests/gpu-node/virtual-gpu-node.yaml";
+}
+
+// Two teams in one cohort over H100 and A100 nodes, each with half of every flavor as nominal
+// quota, so team a (which submits more) borrows what team b leaves. No preemption: nothing here
+// plays the Job controller that would stop a preempted Job.
+std::string policy_yaml(const SoakMix& m) {
+  std::ostringstream y;
+  const char* flavors[][2] = {{"h100", "NVIDIA-H100-80GB-HBM3"}, {"a100", "NVIDIA-A100-SXM4-80GB"}};
+  for (const auto& f : flavors) {
+    y << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: " << f[0]
+      << "}\nspec: {nodeLabels: {nvidia.com/gpu.product: " << f[1] << "}}\n---\n";
+  }
+  for (const char* team : {"team-a", "team-b"}) {
+    y << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: " << team
+      << "}\nspec:\n  cohort: research\n  namespaceSelector: {}\n"
+      << "  preemption: {withinClusterQueue: Never, reclaimWithinCohort: Never}\n"
+      << "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
+    for (int f = 0; f < 2; ++f) {
+      const int nodes = (m.nodes + (f == 0 ? 1 : 0)) / 2;  // node i has product i % 2
+      const int gpus = std::max(1, nodes * m.gpus_per_node / 2);
+      y << "    - name: " << flavors[f][0] << "\n      resources:\n"
+        << "      - {name: cpu, nominalQuota: " << gpus * 8 << "}\n"
+        << "      - {name: memory, nominalQuota: " << gpus * 64 << "Gi}\n"
+        << "      - {name: nvidia.com/gpu, nominalQuota: " << gpus << "}\n";
+    }
+    y << "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: main, "
+      << "namespace: " << team << "}\nspec: {clusterQueue: " << team << "}\n---\n";
+  }
+  y << "apiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\nmetadata: {name: default}\n"
+    << "spec:\n  expectedDuration: {default: "
+    << std::chrono::duration_cast<seconds>(m.run_time).count() << "s}\n";
+  return y.str();
+}
+
+struct Point {
+  double t = 0;  // seconds since the paced phase began
+  int64_t rss = -1;
+  int64_t pending = -1, ack_pending = -1, acked = -1, stream_last = -1;
+  int64_t applied = -1, processed = -1, deadlettered = -1, pending_workloads = -1;
+  int64_t metrics_lines = -1, metrics_bytes = -1;
+};
+
+json point_json(const Point& p) {
+  return {{"t", std::round(p.t * 10) / 10},
+          {"rss_bytes", p.rss},
+          {"pending", p.pending},
+          {"ack_pending", p.ack_pending},
+          {"acked", p.acked},
+          {"stream_last", p.stream_last},
+          {"last_applied_sequence", p.applied},
+          {"events_processed", p.processed},
+          {"deadlettered", p.deadlettered},
+          {"pending_workloads", p.pending_workloads},
+          {"metrics_lines", p.metrics_lines},
+          {"metrics_bytes", p.metrics_bytes}};
+}
+
+// The daemon's own counters from /metrics.
+void read_metrics(int port, Point& p) {
+  std::string text = http_get(port, "/metrics");
+  if (text.empty()) return;
+  int64_t lines = 0;
+  auto sums = metric_sums(text, &lines);
+  auto get = [&](const char* name) {
+    auto it = sums.find(name);
+    return it == sums.end() ? int64_t{-1} : static_cast<int64_t>(std::llround(it->second));
+  };
+  p.applied = get("gpuaas_intake_last_applied_sequence");
+  p.processed = get("gpuaas_events_processed_total");
+  p.deadlettered = std::max<int64_t>(0, get("gpuaas_events_deadlettered_total"));
+  p.pending_workloads = get("gpuaas_pending_workloads");
+  p.metrics_lines = lines;
+  p.metrics_bytes = static_cast<int64_t>(text.size());
+}
+
+// One sample: the daemon's RSS, the work consumer's backlog (consumer info) and /metrics.
+Point sample(bus::Bus& bus, const core::DaemonConfig& cfg, pid_t pid, int admin_port, double t) {
+  Point p;
+  p.t = t;
+  p.rss = rss_bytes(pid);
+  bus::ConsumerSettings cs;
+  cs.stream = cfg.events_stream.name;
+  cs.durable = cfg.intake.durable;
+  if (auto pos = bus.consumer_position(cs); pos.is_ok()) {
+    p.stream_last = static_cast<int64_t>(pos->stream_last);
+    p.pending = static_cast<int64_t>(pos->stream_last - std::min(pos->stream_last, pos->delivered));
+    p.ack_pending = static_cast<int64_t>(pos->delivered - std::min(pos->delivered, pos->ack_floor));
+    p.acked = static_cast<int64_t>(pos->ack_floor);
+  }
+  read_metrics(admin_port, p);
+  return p;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
+double round3(double x) { return std::round(x * 1000) / 1000; }
+
+// Mean of `field` over the samples of quarter q (0..3) of the window (from, to] in seconds.
+double quarter_mean(const std::vector<Point>& pts, double from, double to, int q,
+                    int64_t Point::*field) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& p : pts) {
+    if (p.t <= from || p.t > to + 1 || p.*field < 0) continue;
+    int qi = std::min(3, static_cast<int>(4 * (p.t - from - 1e-6) / (to - from)));
+    if (qi != q) continue;
+    sum += static_cast<double>(p.*field);
+    ++n;
+  }
+  return n > 0 ? sum / n : 0;
+}
+
+struct Admission {
+  std::string ns, name, patch;
+  Clock::time_point at;
+};
+
+}  // namespace
+
+int run_soak_bench(const SoakOptions& o) {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const json load_before = loadavg();
+  const std::string node_path = find_node_file(o.node_file);
+  auto manifests = kube::read_manifests(node_path);
+  if (!manifests || manifests->empty()) {
+    std::cerr << "gpuaas-bench soak: cannot read a Node from " << node_path
+              << "; pass --node-file\n";
+    return 3;
+  }
+  std::unique_ptr<bus::NatsServerProcess> server;
+  std::string url;
+  if (o.server) {
+    url = *o.server;
+  } else {
+    auto s = bus::NatsServerProcess::start({});
+    if (!s) {
+      std::cerr << "gpuaas-bench soak: " << s.status().message() << "\n";
+      return 3;
+    }
+    server = std::move(s).value();
+    url = server->url();
+  }
+  auto cfg = core::default_config(o.root);
+  auto pub = bus::connect_nats({.url = url, .name = "gpuaas-bench-soak"});
+  auto mon = bus::connect_nats({.url = url, .name = "gpuaas-bench-soak-monitor"});
+  if (!pub || !mon) {
+    std::cerr << "gpuaas-bench soak: cannot connect to " << url << "\n";
+    return 3;
+  }
+  for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream}) {
+    (void)(*pub)->delete_stream(s->name);
+    if (auto st = (*pub)->ensure_stream(*s); !st) {
+      std::cerr << "gpuaas-bench soak: " << st.message() << "\n";
+      return 3;
+    }
+  }
+  std::string dir = (std::filesystem::temp_directory_path() / "gpuaas-soak-XXXXXX").string();
+  if (::mkdtemp(dir.data()) == nullptr) return 3;
+  std::ofstream(dir + "/policy.yaml") << policy_yaml(o.mix);
+  auto policy = core::policy_set_object({dir + "/policy.yaml"});
+  if (!policy) {
+    std::cerr << "gpuaas-bench soak: policy: " << policy.status().message() << "\n";
+    return 3;
+  }
+
+  // The scene first: the policy and the nodes, applied before the clock starts.
+  const auto t0 = Clock::now();
+  SoakTraffic traffic(o.mix, o.root, json::parse((*manifests)[0].json),
+                      core::EventTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())));
+  auto scene = traffic.setup(*policy);
+  for (const auto& m : scene) {
+    if (auto s = (*pub)->publish_stored_async(m, std::string(*m.header("ce-id"))); !s) return 3;
+  }
+  if (auto s = (*pub)->wait_stored(seconds(60)); !s) return 3;
+  std::ofstream(dir + "/gpuaasd.yaml") << "subjectRoot: " << o.root
+                                       << "\ntickInterval: 0s\npolicyWatchInterval: 0s\n"
+                                          "policyFromStream: true\n";
+  const std::string bin = o.gpuaasd.empty() ? self_dir() + "/gpuaasd" : o.gpuaasd;
+  const std::string plugins = o.plugins.empty() ? self_dir() + "/../plugins" : o.plugins;
+  const int admin_port = bus::NatsServerProcess::free_port();
+  Child daemon({bin, "--config", dir + "/gpuaasd.yaml", "--server", url, "--admin",
+                "127.0.0.1:" + std::to_string(admin_port), "--plugins", plugins},
+               dir + "/gpuaasd.log");
+  std::cerr << "soak: gpuaasd pid " << daemon.pid() << " (log " << dir << "/gpuaasd.log), "
+            << scene.size() << " scene events\n";
+  const pid_t daemon_pid = daemon.pid();  // read by the sampler while alive() may reset it
+  Point first;
+  for (auto end = Clock::now() + seconds(60); Clock::now() < end && !g_interrupted;) {
+    first = sample(**mon, cfg, daemon_pid, admin_port, 0);
+    if (first.applied >= static_cast<int64_t>(scene.size()) || !daemon.alive()) break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  if (first.applied < static_cast<int64_t>(scene.size())) {
+    std::cerr << "gpuaas-bench soak: gpuaasd did not apply the scene (see " << dir
+              << "/gpuaasd.log)\n";
+    return 3;
+  }
+
+  // Admission actions, as they arrive: the end of each Job's latency.
+  std::mutex mu;
+  std::vector<Admission> inbox;
+  std::map<std::string, uint64_t> rules;
+  auto sub = (*mon)->subscribe(
+      bus::Subjects(o.root).all(bus::SubjectCategory::kActions), [&](const bus::Message& m) {
+        const auto at = Clock::now();
+        v1::Action a;
+        if (!a.ParseFromArray(m.data.data(), static_cast<int>(m.data.size()))) return;
+        std::lock_guard lock(mu);
+        ++rules[a.rule()];
+        if (a.target().kind() != "Job" || a.operation() != v1::Action::MERGE_PATCH) return;
+        json body = json::parse(a.body_json(), nullptr, false);
+        if (!body.is_object() || body.value("spec", json::object()).value("suspend", true)) return;
+        inbox.push_back({a.target().namespace_(), a.target().name(), a.body_json(), at});
+      });
+  if (!sub) {
+    std::cerr << "gpuaas-bench soak: " << sub.status().message() << "\n";
+    return 3;
+  }
+
+  // The sampler: its own connection and thread, so that a slow answer never delays publishing.
+  const double duration = o.minutes * 60;
+  // The verdict's window: after the warm-up, to the end of the paced phase.
+  const double warmup = std::clamp(o.warmup_minutes * 60, 0.0, duration * 0.75);
+  // Short runs sample more often, so that each quarter of the verdict has samples.
+  const auto every = std::min<Clock::duration>(
+      o.sample, std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>((duration - warmup) / 8)));
+  std::vector<Point> points{first};
+  std::atomic<bool> done{false};
+  const auto start = Clock::now();
+  std::thread sampler([&] {
+    for (int k = 1; !done; ++k) {
+      auto when = start + every * k;
+      while (Clock::now() < when && !done) std::this_thread::sleep_for(milliseconds(50));
+      if (done) break;
+      double t = std::chrono::duration<double>(Clock::now() - start).count();
+      Point p = sample(**mon, cfg, daemon_pid, admin_port, t);
+      std::lock_guard lock(mu);
+      points.push_back(p);
+      std::cerr << "soak: t=" << std::lround(t) << "s rss=" << p.rss / (1 << 20)
+                << " MiB pending=" << p.pending << " ack_pending=" << p.ack_pending
+                << " applied=" << p.applied << " pending_workloads=" << p.pending_workloads
+                << " metrics_lines=" << p.metrics_lines << "\n";
+    }
+  });
+
+  // Paced publishing: every burst, publish what the rate owes by now; the events' time runs
+  // with the steady clock.
+  uint64_t published = 0;
+  std::string error;
+  const auto end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(duration));
+  auto handle_admissions = [&] {
+    std::vector<Admission> got;
+    {
+      std::lock_guard lock(mu);
+      got.swap(inbox);
+    }
+    for (auto& a : got) traffic.admitted(a.ns, a.name, a.patch, a.at - start, a.at);
+  };
+  for (int64_t k = 1; error.empty() && !g_interrupted; ++k) {
+    auto now = Clock::now();
+    if (now >= end) break;
+    handle_admissions();
+    const auto elapsed = now - start;
+    const auto owed =
+        static_cast<uint64_t>(o.rate * std::chrono::duration<double>(elapsed).count());
+    while (published < owed) {
+      bus::Message m = traffic.next(elapsed, now);
+      if (auto s = (*pub)->publish_stored_async(m, std::string(*m.header("ce-id"))); !s) {
+        error = s.message();
+        break;
+      }
+      ++published;
+    }
+    if (auto s = (*pub)->wait_stored(seconds(30)); !s && error.empty()) error = s.message();
+    if (!daemon.alive() && error.empty()) error = "gpuaasd exited during the soak";
+    std::this_thread::sleep_until(start + o.burst * k);
+  }
+  const double publish_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  // Drain: the daemon applies what is left (bounded), admissions still arriving are counted.
+  Point last;
+  for (auto stop = Clock::now() + o.drain; Clock::now() < stop && !g_interrupted;) {
+    handle_admissions();
+    last = sample(**mon, cfg, daemon_pid, admin_port,
+                  std::chrono::duration<double>(Clock::now() - start).count());
+    if (last.acked >= 0 && last.acked >= last.stream_last) break;
+    std::this_thread::sleep_for(milliseconds(500));
+  }
+  std::this_thread::sleep_for(milliseconds(500));  // the last admissions in flight
+  handle_admissions();
+  const double drain_seconds =
+      std::chrono::duration<double>(Clock::now() - start).count() - publish_seconds;
+  done = true;
+  sampler.join();
+  sub->reset();
+  const int daemon_exit = daemon.stop(SIGTERM, seconds(20));
+  if (o.server) {
+    for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream})
+      (void)(*pub)->delete_stream(s->name);
+  }
+
+  // The verdict: memory and backlog flat between the quarters of the paced phase.
+  const double pending_bound = o.pending_bound > 0 ? o.pending_bound : 2 * o.rate;
+  const double rss_q2 = quarter_mean(points, warmup, duration, 1, &Point::rss);
+  const double rss_q4 = quarter_mean(points, warmup, duration, 3, &Point::rss);
+  const double rss_limit = rss_q2 * (1 + o.rss_growth) + o.rss_allowance_mib * (1 << 20);
+  const bool rss_flat = rss_q2 > 0 && rss_q4 <= rss_limit;
+  const double pend_q1 = quarter_mean(points, warmup, duration, 0, &Point::pending);
+  const double pend_q4 = quarter_mean(points, warmup, duration, 3, &Point::pending);
+  const double ackp_q1 = quarter_mean(points, warmup, duration, 0, &Point::ack_pending);
+  const double ackp_q4 = quarter_mean(points, warmup, duration, 3, &Point::ack_pending);
+  const bool pending_flat =
+      pend_q4 <= pend_q1 + pending_bound && ackp_q4 <= ackp_q1 + pending_bound;
+  const bool drained = last.acked >= 0 && last.acked >= last.stream_last;
+
+  const auto& lat = traffic.latencies_ms();
+  const auto& c = traffic.counts();
+  json series = json::array();
+  for (const auto& p : points) series.push_back(point_json(p));
+  json out = {
+      {"rate_asked", o.rate},
+      {"rate_achieved", round3(static_cast<double>(published) / publish_seconds)},
+      {"duration_seconds", round3(publish_seconds)},
+      {"drain_seconds", round3(drain_seconds)},
+      {"drained", drained},
+      {"events",
+       {{"published", published},
+        {"scene", scene.size()},
+        {"ticks", c.ticks},
+        {"dcgm_scrapes", c.samples},
+        {"job_events", c.job_events}}},
+      {"jobs",
+       {{"submitted", c.jobs_submitted},
+        {"admitted", c.jobs_admitted},
+        {"given_up", c.jobs_given_up},
+        {"completed", c.jobs_completed},
+        {"live_at_end", traffic.live_jobs()},
+        {"admit_actions_for_unknown_jobs", c.admissions_unknown}}},
+      {"actions_by_rule", rules},
+      {"latency_ms",
+       {{"what", "Job ADDED published -> its admit action received on the actions subject"},
+        {"count", lat.size()},
+        {"p50", round3(percentile(lat, 0.50))},
+        {"p90", round3(percentile(lat, 0.90))},
+        {"p99", round3(percentile(lat, 0.99))},
+        {"p999", round3(percentile(lat, 0.999))},
+        {"max", round3(lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end()))}}},
+      {"series", series},
+      {"final", point_json(last)},
+      {"verdict",
+       {{"window_seconds", json::array({warmup, duration})},
+        {"rss_q2_mean_bytes", std::llround(rss_q2)},
+        {"rss_q4_mean_bytes", std::llround(rss_q4)},
+        {"rss_growth", rss_q2 > 0 ? round3(rss_q4 / rss_q2 - 1) : 0},
+        {"rss_limit_bytes", std::llround(rss_limit)},
+        {"rss_flat", rss_flat},
+        {"pending_q1_mean", round3(pend_q1)},
+        {"pending_q4_mean", round3(pend_q4)},
+        {"ack_pending_q1_mean", round3(ackp_q1)},
+        {"ack_pending_q4_mean", round3(ackp_q4)},
+        {"pending_bound", pending_bound},
+        {"pending_flat", pending_flat}}},
+      {"mix",
+       {{"nodes", o.mix.nodes},
+        {"gpus_per_node", o.mix.gpus_per_node},
+        {"job_rate", o.mix.job_rate},
+        {"run_seconds", std::chrono::duration<double>(o.mix.run_time).count()},
+        {"tick_seconds", std::chrono::duration<double>(o.mix.tick_interval).count()}}},
+      {"gpuaasd_exit", daemon_exit},
+      {"machine",
+       {{"nproc", std::thread::hardware_concurrency()},
+        {"loadavg_before", load_before},
+        {"loadavg_after", loadavg()}}},
+      {"startup_seconds", round3(std::chrono::duration<double>(start - t0).count())},
+  };
+  if (!error.empty()) out["error"] = error;
+  if (!error.empty() || !(rss_flat && pending_flat)) out["gpuaasd_log"] = dir + "/gpuaasd.log";
+  if (g_interrupted) out["interrupted"] = true;
+  std::cout << out.dump() << "\n";
+  std::error_code ec;
+  if (!out.contains("gpuaasd_log")) std::filesystem::remove_all(dir, ec);
+  if (!error.empty() || g_interrupted) return 1;
+  return rss_flat && pending_flat ? 0 : 1;
+}
+
+}  // namespace gpuaas::bench
