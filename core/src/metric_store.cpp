@@ -1,6 +1,7 @@
 #include "gpuaas/core/metric_store.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 #include <utility>
 
 namespace gpuaas::core {
@@ -23,11 +24,13 @@ std::string_view first_label(const SeriesSample& s, std::string_view a, std::str
 }
 
 void unindex(std::unordered_map<std::string, std::vector<std::string>>& idx,
-             const std::string& owner, const std::string& key) {
-  auto it = idx.find(owner);
-  if (it == idx.end()) return;
-  std::erase(it->second, key);
-  if (it->second.empty()) idx.erase(it);
+             const std::unordered_map<std::string, std::unordered_set<std::string>>& gone) {
+  for (const auto& [owner, keys] : gone) {
+    auto it = idx.find(owner);
+    if (it == idx.end()) continue;
+    std::erase_if(it->second, [&keys](const std::string& k) { return keys.count(k) > 0; });
+    if (it->second.empty()) idx.erase(it);
+  }
 }
 
 std::string pod_key(const SeriesSample& s) {
@@ -79,20 +82,28 @@ void MetricStore::record(SeriesSample sample) {
   series_.emplace(std::move(key), std::move(sample));
 }
 
+// Removals from the indexes are gathered per pod, GPU and namespace and done in one pass each:
+// one by one, a namespace holding tens of thousands of series cost a search and a shift of its
+// whole list per expired series. The lists keep their order either way.
 std::size_t MetricStore::expire(EventTime before) {
+  using Gone = std::unordered_map<std::string, std::unordered_set<std::string>>;
+  Gone pods, gpus, namespaces;
   std::size_t n = 0;
   for (auto it = series_.begin(); it != series_.end();) {
     if (it->second.time < before) {
-      if (auto pk = pod_key(it->second); !pk.empty()) unindex(by_pod_, pk, it->first);
-      if (auto gk = gpu_key(it->second); !gk.empty()) unindex(by_gpu_, gk, it->first);
+      if (auto pk = pod_key(it->second); !pk.empty()) pods[pk].insert(it->first);
+      if (auto gk = gpu_key(it->second); !gk.empty()) gpus[gk].insert(it->first);
       if (auto ns = namespace_of(it->second); !ns.empty())
-        unindex(by_namespace_, std::string(ns), it->first);
+        namespaces[std::string(ns)].insert(it->first);
       it = series_.erase(it);
       ++n;
     } else {
       ++it;
     }
   }
+  unindex(by_pod_, pods);
+  unindex(by_gpu_, gpus);
+  unindex(by_namespace_, namespaces);
   return n;
 }
 

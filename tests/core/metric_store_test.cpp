@@ -207,6 +207,23 @@ TEST(MetricStoreTest, ExpireDropsOldSeriesAndTheirIndexEntries) {
   EXPECT_TRUE(store.gpu_keys().empty());
 }
 
+// Many series of one namespace expiring at once (a soak's churn): the index keeps the others in
+// the order they came.
+TEST(MetricStoreTest, ExpiringManySeriesKeepsTheRestInOrder) {
+  MetricStore store;
+  for (int i = 0; i < 2000; ++i)
+    store.record(
+        sample("u", dcgm_labels("gpu-" + std::to_string(i), "0", "team-a", "p" + std::to_string(i)),
+               i, at_s(i % 2 == 0 ? 100 : 200)));
+  EXPECT_EQ(store.expire(at_s(150)), 1000u);
+  std::vector<double> expected;
+  for (int i = 1; i < 2000; i += 2) expected.push_back(i);
+  EXPECT_EQ(values(store.for_namespace("team-a")), expected);
+  EXPECT_TRUE(store.for_pod("team-a", "p0").empty());
+  EXPECT_EQ(values(store.for_pod("team-a", "p1")), (std::vector<double>{1}));
+  EXPECT_EQ(store.gpu_keys().size(), 1000u);
+}
+
 TEST(MetricStoreTest, SamplesFromTheDcgmExporterReadme) {
   // The README's excerpt (with literal "..." lines that do not parse): a GPU no pod uses and
   // without a Hostname label, so it is kept but found by neither pod nor GPU.
