@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness_objects.hpp"
 #include "reclaim_harness.hpp"
 
 namespace gpuaas::core {
@@ -127,35 +128,12 @@ TEST(GpuAccountingTest, IdleReservedTimeIsChargedOnALineOfItsOwn) {
                    3600.0);
 }
 
-json job(const std::string& name, int gpus, bool suspend) {
-  return {
-      {"apiVersion", "batch/v1"},
-      {"kind", "Job"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "team-b"},
-        {"uid", "uid-" + name},
-        {"resourceVersion", "1"},
-        {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
-      {"spec",
-       {{"suspend", suspend},
-        {"parallelism", 1},
-        {"completions", 1},
-        {"template",
-         {{"spec",
-           {{"restartPolicy", "Never"},
-            {"containers",
-             {{{"name", "main"},
-               {"image", "busybox"},
-               {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}}}}}};
-}
-
 TEST(GpuAccountingTest, ASucceededJobIsOneOutcomeAndPricesIt) {
   Harness h(test::cluster_policy() + kPrice);
   const auto t0 = h.now;
-  h.publish(sim::Change::kAdded, job("train", 4, true));
+  h.publish(sim::Change::kAdded, test::batch_job("train", 4, true));
   ASSERT_TRUE(h.with_rule("admission/quota").size() == 1u) << h.explain("team-b/train").dump();
-  json running = job("train", 4, false);
+  json running = test::batch_job("train", 4, false);
   running["metadata"]["resourceVersion"] = "2";
   running["status"] = {{"active", 1}, {"startTime", "2027-01-15T08:00:00Z"}};
   h.publish(sim::Change::kModified, running);
@@ -192,19 +170,14 @@ TEST(GpuAccountingTest, InferenceRequestsWithinTheObjectiveAreOutcomes) {
   const auto t0 = h.now;
   h.running_ray_cluster("team-a", "rc", 2);
   // The serving pod's latency histogram in milliseconds: 40 requests within 500 ms of 50.
-  auto scrape = [&](double at_250, double at_500, double all) {
-    std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, double>> s;
-    for (const auto& [le, v] : std::vector<std::pair<std::string, double>>{
-             {"250", at_250}, {"500", at_500}, {"1000", all}, {"+Inf", all}})
-      s.push_back({{{"namespace", "team-a"}, {"pod", "rc-gpu-worker-x1"}, {"le", le}}, v});
-    h.samples("team-a", s, "request_latency_bucket");
-  };
   h.now = t0 + 10min;
-  scrape(10, 40, 50);
+  h.request_latencies("team-a", "rc-gpu-worker-x1", 10, 40, 50);
   h.run_until(t0 + 20min, std::nullopt);
-  scrape(30, 100, 130);  // 60 more within the objective
+  // 60 more within the objective.
+  h.request_latencies("team-a", "rc-gpu-worker-x1", 30, 100, 130);
   h.run_until(t0 + 30min, std::nullopt);
-  scrape(5, 20, 25);  // the pod restarted: its counters began again
+  // The pod restarted: its counters began again.
+  h.request_latencies("team-a", "rc-gpu-worker-x1", 5, 20, 25);
   h.run_until(t0 + 1h, std::nullopt);
   const json t = tenant(h.report(), "serving");
   EXPECT_DOUBLE_EQ(t["outcomes"]["inference_requests"].get<double>(), 40 + 60 + 20) << t.dump(2);
@@ -218,20 +191,7 @@ TEST(GpuAccountingTest, InferenceRequestsWithinTheObjectiveAreOutcomes) {
 TEST(GpuAccountingTest, ANotebookRunWithBusyGpusIsOneOutcome) {
   Harness h(test::cluster_policy() + kPrice);
   const auto t0 = h.now;
-  const json nb = {{"apiVersion", "kubeflow.org/v1"},
-                   {"kind", "Notebook"},
-                   {"metadata",
-                    {{"name", "alice"},
-                     {"namespace", "team-a"},
-                     {"uid", "uid-alice"},
-                     {"resourceVersion", "1"}}},
-                   {"spec",
-                    {{"template",
-                      {{"spec",
-                        {{"containers",
-                          {{{"name", "alice"},
-                            {"image", "jupyter"},
-                            {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}}}}}}};
+  const json nb = test::notebook("alice");
   h.publish(sim::Change::kAdded, nb);
   const json pod =
       Harness::owned_pod("team-a", "kubeflow.org/v1", "Notebook", "alice", "alice-0", 1);

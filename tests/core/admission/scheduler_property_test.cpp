@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <random>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "gpuaas/admission/scheduler.hpp"
+#include "scheduler_random_scenario.hpp"
+#include "scheduler_snapshot_text.hpp"
 #include "scheduler_test_support.hpp"
 
 namespace gpuaas::admission {
@@ -30,58 +30,11 @@ using test::t0;
 
 constexpr int kSteps = 3000;
 
-// Three variants with the same quotas (a reload that shrinks quota leaves usage above it on
-// purpose, which the quota invariants would rightly flag; ReloadTest covers that case):
-// 0 plain, 1 fair sharing and TryNextFlavor, 2 protection, delay and other priority values.
-std::string policy_variant(int v) {
-  const std::string strict = v == 0 ? "  queueingStrategy: StrictFIFO\n" : "";
-  const std::string fungible =
-      v == 1 ? "  flavorFungibility:\n    whenCanBorrow: TryNextFlavor\n" : "";
-  std::string y = test::flavor_yaml("a") + test::flavor_yaml("b") +
-                  test::priority_class_yaml("low", v == 2 ? 20 : 10) +
-                  test::priority_class_yaml("mid", 50) +
-                  test::priority_class_yaml("high", v == 2 ? 40 : 100) +
-                  test::cohort_yaml("root", "", {{"a", 2}}) + test::cohort_yaml("org", "root", {});
-  y += test::cluster_queue_yaml("cq-0", "org", {{"a", 4, 4}, {"b", 2, {}, 1}},
-                                fungible +
-                                    "  preemption:\n    withinClusterQueue: LowerPriority\n"
-                                    "    reclaimWithinCohort: Any\n");
-  y += test::cluster_queue_yaml("cq-1", "org", {{"a", 2}, {"b", 4, {}, 2}},
-                                "  preemption:\n    withinClusterQueue: LowerOrNewerEqualPriority\n"
-                                "    reclaimWithinCohort: LowerPriority\n"
-                                "    borrowWithinCohort:\n      policy: LowerPriority\n"
-                                "      maxPriorityThreshold: 50\n");
-  y += test::cluster_queue_yaml("cq-2", "root", {{"a", 4, {}, 2}, {"b", 0}},
-                                strict + "  preemption:\n    reclaimWithinCohort: Any\n");
-  y += test::cluster_queue_yaml("cq-3", "", {{"a", 4}, {"b", 4}},
-                                "  preemption:\n    withinClusterQueue: LowerPriority\n");
-  for (int q = 0; q < 4; ++q)
-    y += test::local_queue_yaml("ns-" + std::to_string(q), "main", "cq-" + std::to_string(q));
-  if (v == 1) y += test::admission_policy_yaml("  fairSharing:\n    enable: true\n");
-  if (v == 2)
-    y += test::admission_policy_yaml("  preemption:\n    protection: 10m\n    delay: 3m\n");
-  return y;
-}
-
-std::string describe(const Decision& d) {
-  std::ostringstream o;
-  o << (d.kind == Decision::Kind::kAdmit ? "admit " : "preempt ") << d.workload
-    << " cq=" << d.cluster_queue << " flavor=" << d.flavor << " rule=" << d.rule
-    << " by=" << d.preemptor << " borrowing=" << d.borrowing << " counts=";
-  for (int64_t c : d.counts) o << c << ",";
-  o << " placement=" << d.placement.flavor << ":";
-  for (const auto& g : d.placement.groups) {
-    for (const auto& [node, n] : g.nodes) o << node << "x" << n << ",";
-    for (const auto& ds : g.devices) o << ds.node << "/" << ds.device << "/" << ds.milli << ",";
-    o << ";";
-  }
-  return o.str();
-}
-
-class Driver {
+// On variants 0 to 2 of the shared policy (3, quota-only admission, is the snapshot test's).
+class Driver : private test::RandomScenario {
  public:
-  explicit Driver(uint64_t seed) : seed_(seed), rng_(seed) {
-    for (int v = 0; v < 3; ++v) variants_.push_back(test::load_policy(policy_variant(v)));
+  explicit Driver(uint64_t seed) : RandomScenario(seed), seed_(seed) {
+    for (int v = 0; v < 3; ++v) variants_.push_back(test::load_policy(test::policy_variant(v)));
     s_ = std::make_unique<Scheduler>(variants_[0]);
     for (int i = 0; i < 3; ++i) add_node("a-" + std::to_string(i), "a", 8);
     for (int i = 0; i < 2; ++i) add_node("b-" + std::to_string(i), "b", 4);
@@ -99,13 +52,6 @@ class Driver {
   }
 
  private:
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  template <class C>
-  typename C::value_type any_of(const C& c) {
-    auto it = c.begin();
-    std::advance(it, pick(0, static_cast<int>(c.size()) - 1));
-    return *it;
-  }
   std::string where() const {
     return "seed " + std::to_string(seed_) + " step " + std::to_string(step_) + ": ";
   }
@@ -114,25 +60,6 @@ class Driver {
                 bool ready = true) {
     s_->upsert_node(test::node(*s_, name, flavor, gpu_count, ready), now_);
     nodes_[name] = {flavor, gpu_count};
-  }
-
-  Job random_job() {
-    Job j;
-    j.name = "j" + std::to_string(next_++);
-    const int ns = pick(0, 99);
-    j.ns = ns < 3 ? "ns-9" : "ns-" + std::to_string(ns % 4);  // ns-9 has no LocalQueue
-    static constexpr int64_t kSizes[] = {500, 1000, 2000, 4000};
-    j.gpu = kSizes[pick(0, 3)];
-    j.pods = pick(1, 3);
-    if (j.pods > 1 && pick(0, 4) == 0) j.min_pods = 1;
-    static const char* kPriorities[] = {"", "low", "mid", "high"};
-    j.priority = kPriorities[pick(0, 3)];
-    j.created = now_ - std::chrono::seconds(pick(0, 600));
-    const int timing = pick(0, 9);
-    if (timing < 5) j.duration = std::chrono::minutes(pick(10, 120));
-    if (timing < 3) j.deadline = now_ + std::chrono::minutes(pick(30, 300));
-    if (pick(0, 9) == 0) j.selector = {{test::kFlavorLabel, pick(0, 1) ? "a" : "b"}};
-    return j;
   }
 
   void forget(const std::string& key) {
@@ -145,7 +72,7 @@ class Driver {
     const int r = pick(0, 99);
     if (r < 35 || jobs_.empty()) {
       if (jobs_.size() >= 80) return act_finish();
-      const Job j = random_job();
+      const Job j = random_job(now_);
       jobs_[job_key(j.ns, j.name)] = j;
       test::submit(*s_, j, now_);
       return "submit " + j.name;
@@ -205,7 +132,7 @@ class Driver {
   void pass(const std::string& op) {
     const auto ds = s_->schedule(now_);
     for (const auto& d : ds) {
-      log_.push_back(std::to_string(step_) + " " + describe(d));
+      log_.push_back(std::to_string(step_) + " " + test::text(d));
       ASSERT_TRUE(jobs_.count(d.workload))
           << where() << op << ": decision about unknown " << d.workload;
       if (d.kind == Decision::Kind::kAdmit) {
@@ -242,12 +169,10 @@ class Driver {
   }
 
   uint64_t seed_;
-  std::mt19937_64 rng_;
   std::vector<std::shared_ptr<const policy::PolicySet>> variants_;
   std::unique_ptr<Scheduler> s_;
   Time now_ = t0;
   int step_ = 0;
-  int next_ = 0;
   std::map<std::string, Job> jobs_;
   std::set<std::string> admitted_, evicting_;
   std::set<std::pair<std::string, std::string>> pairs_;           // (preemptor, victim)

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -17,6 +16,7 @@
 
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/base/archive.hpp"
+#include "scheduler_random_scenario.hpp"
 #include "scheduler_snapshot_text.hpp"
 #include "scheduler_test_support.hpp"
 
@@ -31,42 +31,6 @@ using test::text;
 
 constexpr int kSteps = 1200;
 constexpr int kSnapshotEvery = 7;
-
-// Cohorts with borrowing and lending limits, two flavors, preemption in the queue and reclaim in
-// the cohort; 1 adds fair sharing and TryNextFlavor, 2 protection and delay, 3 expected
-// durations by default and quota-only admission.
-std::string policy_variant(int v) {
-  const std::string strict = v == 0 ? "  queueingStrategy: StrictFIFO\n" : "";
-  const std::string fungible =
-      v == 1 ? "  flavorFungibility:\n    whenCanBorrow: TryNextFlavor\n" : "";
-  std::string y = test::flavor_yaml("a") + test::flavor_yaml("b") +
-                  test::priority_class_yaml("low", v == 2 ? 20 : 10) +
-                  test::priority_class_yaml("mid", 50) +
-                  test::priority_class_yaml("high", v == 2 ? 40 : 100) +
-                  test::cohort_yaml("root", "", {{"a", 2}}) + test::cohort_yaml("org", "root", {});
-  y += test::cluster_queue_yaml("cq-0", "org", {{"a", 4, 4}, {"b", 2, {}, 1}},
-                                fungible +
-                                    "  preemption:\n    withinClusterQueue: LowerPriority\n"
-                                    "    reclaimWithinCohort: Any\n");
-  y += test::cluster_queue_yaml("cq-1", "org", {{"a", 2}, {"b", 4, {}, 2}},
-                                "  preemption:\n    withinClusterQueue: LowerOrNewerEqualPriority\n"
-                                "    reclaimWithinCohort: LowerPriority\n"
-                                "    borrowWithinCohort:\n      policy: LowerPriority\n"
-                                "      maxPriorityThreshold: 50\n");
-  y += test::cluster_queue_yaml("cq-2", "root", {{"a", 4, {}, 2}, {"b", 0}},
-                                strict + "  preemption:\n    reclaimWithinCohort: Any\n");
-  y += test::cluster_queue_yaml("cq-3", "", {{"a", 4}, {"b", 4}},
-                                "  preemption:\n    withinClusterQueue: LowerPriority\n");
-  for (int q = 0; q < 4; ++q)
-    y += test::local_queue_yaml("ns-" + std::to_string(q), "main", "cq-" + std::to_string(q));
-  if (v == 1) y += test::admission_policy_yaml("  fairSharing:\n    enable: true\n");
-  if (v == 2)
-    y += test::admission_policy_yaml("  preemption:\n    protection: 10m\n    delay: 3m\n");
-  if (v == 3)
-    y += test::admission_policy_yaml(
-        "  placement:\n    requireNodeFit: false\n  expectedDuration:\n    default: 30m\n");
-  return y;
-}
 
 // Where two snapshots first differ ("" when they are the same), without printing bytes.
 std::string difference(const std::string& x, const std::string& y) {
@@ -85,10 +49,10 @@ std::string save(const Scheduler& s) {
 
 // A Scheduler and, after the first snapshot, its restored copy: every call goes to both and
 // what they answer must be equal.
-class Driver {
+class Driver : private test::RandomScenario {
  public:
-  explicit Driver(uint64_t seed) : seed_(seed), rng_(seed) {
-    for (int v = 0; v < 4; ++v) variants_.push_back(test::load_policy(policy_variant(v)));
+  explicit Driver(uint64_t seed) : RandomScenario(seed), seed_(seed) {
+    for (int v = 0; v < 4; ++v) variants_.push_back(test::load_policy(test::policy_variant(v)));
     a_ = std::make_unique<Scheduler>(variants_[0]);
     // Fewer GPUs on nodes than quota, so that work also waits for nodes, not only for quota.
     for (int i = 0; i < 2; ++i) add_node("a-" + std::to_string(i), "a", 8);
@@ -115,13 +79,6 @@ class Driver {
   int parks() const { return parks_; }
 
  private:
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
-  template <class C>
-  typename C::value_type any_of(const C& c) {
-    auto it = c.begin();
-    std::advance(it, pick(0, static_cast<int>(c.size()) - 1));
-    return *it;
-  }
   std::string where() const {
     return "seed " + std::to_string(seed_) + " step " + std::to_string(step_) + " (" + op_ + "): ";
   }
@@ -145,25 +102,6 @@ class Driver {
       s->upsert_node(n, now_);
     }
     nodes_[name] = {flavor, gpu_count};
-  }
-
-  Job random_job() {
-    Job j;
-    j.name = "j" + std::to_string(next_++);
-    const int ns = pick(0, 99);
-    j.ns = ns < 3 ? "ns-9" : "ns-" + std::to_string(ns % 4);  // ns-9 has no LocalQueue
-    static constexpr int64_t kSizes[] = {500, 1000, 2000, 4000};
-    j.gpu = kSizes[pick(0, 3)];
-    j.pods = pick(1, 3);
-    if (j.pods > 1 && pick(0, 4) == 0) j.min_pods = 1;
-    static const char* kPriorities[] = {"", "low", "mid", "high"};
-    j.priority = kPriorities[pick(0, 3)];
-    j.created = now_ - std::chrono::seconds(pick(0, 600));
-    const int timing = pick(0, 9);
-    if (timing < 5) j.duration = std::chrono::minutes(pick(10, 120));
-    if (timing < 3) j.deadline = now_ + std::chrono::minutes(pick(30, 300));
-    if (pick(0, 9) == 0) j.selector = {{test::kFlavorLabel, pick(0, 1) ? "a" : "b"}};
-    return j;
   }
 
   // A workload as each Scheduler numbers its resources; some ask for a resource no policy
@@ -193,7 +131,7 @@ class Driver {
     const int r = pick(0, 99);
     if (r < 33 || jobs_.empty()) {
       if (jobs_.size() >= 80) return act_finish();
-      const Job j = random_job();
+      const Job j = random_job(now_);
       const std::string key = job_key(j.ns, j.name);
       jobs_[key] = j;
       if (pick(0, 29) == 0) odd_.insert(key);
@@ -343,7 +281,7 @@ class Driver {
     }
     // The policy parsed again from its text, as a restarted daemon has it: pointers into it are
     // rebuilt, never carried over.
-    const auto policy = test::load_policy(policy_variant(variant_));
+    const auto policy = test::load_policy(test::policy_variant(variant_));
     auto fresh = std::make_unique<Scheduler>(policy);
     if (restores_ % 4 >= 2) fresh->set_policy(policy, now_);  // both ways the contract allows
     base::ArchiveReader r(bytes);
@@ -357,14 +295,12 @@ class Driver {
   }
 
   uint64_t seed_;
-  std::mt19937_64 rng_;
   std::vector<std::shared_ptr<const policy::PolicySet>> variants_;
   int variant_ = 0;
   std::unique_ptr<Scheduler> a_, b_;
   Time now_ = t0;
   int step_ = 0;
   std::string op_;
-  int next_ = 0;
   bool pick_taint_ = false;
   std::map<std::string, Job> jobs_;
   std::set<std::string> odd_;  // jobs that also ask for example.com/fpga
@@ -390,7 +326,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerSnapshotTest, ::testing::Values(1u, 7u,
 
 // A small Scheduler with admitted, pending, parked and evicting work, inside a larger archive.
 struct Saved {
-  std::shared_ptr<const policy::PolicySet> policy = test::load_policy(policy_variant(0));
+  std::shared_ptr<const policy::PolicySet> policy = test::load_policy(test::policy_variant(0));
   std::string bytes;
   std::string tail = "after the scheduler";
   std::string stats;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness_objects.hpp"
 #include "reclaim_harness.hpp"
 
 namespace gpuaas::core {
@@ -165,33 +166,14 @@ TEST(IdleReclaimTest, CooldownAfterAWake) {
 namespace gpuaas::core {
 namespace {
 
-// A Kubeflow Notebook with one GPU in team-a's queue, created stopped (gated) as a webhook would.
-json notebook(const std::string& name) {
-  const json limits = {{"cpu", "2"}, {"memory", "4Gi"}, {"nvidia.com/gpu", "1"}};
-  const json container = {
-      {"name", name}, {"image", "jupyter/scipy-notebook"}, {"resources", {{"limits", limits}}}};
-  json containers = json::array();
-  containers.push_back(container);
-  return {{"apiVersion", "kubeflow.org/v1"},
-          {"kind", "Notebook"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "team-a"},
-            {"uid", "uid-" + name},
-            {"resourceVersion", "1"},
-            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
-            {"annotations", {{"kubeflow-resource-stopped", "2026-01-01T00:00:00Z"}}}}},
-          {"spec", {{"template", {{"spec", {{"containers", containers}}}}}}}};
-}
-
 TEST(NotebookCullingTest, AnIdleNotebookIsStoppedItsQuotaReleasedAndItsUserStartsItAgain) {
   Harness h(test::cluster_policy() +
             "apiVersion: gpuaas.io/v1alpha1\nkind: NotebookPolicy\nmetadata: {name: nb}\n"
             "spec:\n  selector: {namespaces: [team-a]}\n"
             "  culling: {enabled: true, idleTime: 30m, gpuThreshold: 5, action: Stop}\n");
-  h.publish(sim::Change::kAdded, notebook("nb"));
+  h.publish(sim::Change::kAdded, test::gated_notebook("nb"));
   ASSERT_TRUE(h.admitted("team-a", "nb")) << h.explain("team-a/nb").dump();
-  json nb = h.patched("team-a", "nb", notebook("nb"));
+  json nb = h.patched("team-a", "nb", test::gated_notebook("nb"));
   ASSERT_FALSE(nb["metadata"]["annotations"].contains("kubeflow-resource-stopped"));
   nb["status"] = {{"readyReplicas", 1}};
   h.publish(sim::Change::kModified, nb);

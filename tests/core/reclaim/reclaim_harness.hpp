@@ -219,6 +219,16 @@ class Harness {
     driver_->metrics(ns, std::move(b), now);
     settle();
   }
+  // A serving pod's request_latency_bucket histogram (milliseconds): how many requests so far
+  // were answered within 250 ms, within 500 ms, and in all; settles.
+  void request_latencies(const std::string& ns, const std::string& pod_name, double at_250,
+                         double at_500, double all) {
+    std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, double>> s;
+    for (const auto& [le, v] : std::vector<std::pair<std::string, double>>{
+             {"250", at_250}, {"500", at_500}, {"1000", all}, {"+Inf", all}})
+      s.push_back({{{"namespace", ns}, {"pod", pod_name}, {"le", le}}, v});
+    samples(ns, s, "request_latency_bucket");
+  }
   // dcgm-exporter's utilisation of one pod's GPU, at the current time (not settled).
   void gpu_util(const std::string& ns, const std::string& pod_name, double util) {
     v1::MetricBatch b;

@@ -5,13 +5,13 @@
 // the same bytes at every pass. A snapshot cut short fails to load with a message.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "gpuaas/base/archive.hpp"
+#include "harness_objects.hpp"
 #include "reclaim/reclaim_book.hpp"
 #include "reclaim_harness.hpp"
+#include "snapshot_trace.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -20,88 +20,20 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using test::Harness;
 
-// What one run leaves to compare.
-struct Trace {
-  std::vector<std::string> views;  // actions, explain and usage at the scenario's checkpoints
-  std::vector<std::string> books;  // the book's snapshot at every reclaim pass
-  int restored = 0;
-  int copies_differ = 0;  // restored books whose own snapshot is not the bytes they came from
-  std::string error;
-  std::optional<policy::PolicySet> policy;  // the last in force, for the truncation test
-};
+using test::seen;
+using Trace = test::SnapshotTrace;
 
-// At every reclaim pass: records the book's snapshot; with `restore`, replaces the book by a
-// fresh one loaded from it. Declared before the Harness, so the daemon stops before it goes.
-class RoundTrips {
- public:
-  RoundTrips(Trace& t, bool restore) {
-    ReclaimBook::pass_hook() = [&t, restore](ReclaimBook& book, const policy::PolicySet& set) {
-      base::ArchiveWriter w;
-      book.save_state(w);
-      const std::string bytes = w.take();
-      t.books.push_back(bytes);
-      t.policy = set;
-      if (!restore) return;
-      ReclaimBook copy;
-      copy.set_policy(set);
-      base::ArchiveReader r(bytes);
-      copy.load_state(r);
-      if (!r.ok() || !r.done()) {
-        t.error = r.ok() ? "bytes left over" : r.error();
-        return;
-      }
-      base::ArchiveWriter again;
-      copy.save_state(again);
-      if (again.take() != bytes) ++t.copies_differ;
-      book = std::move(copy);
-      ++t.restored;
-    };
-  }
-  ~RoundTrips() { ReclaimBook::pass_hook() = nullptr; }
-  RoundTrips(const RoundTrips&) = delete;
-  RoundTrips& operator=(const RoundTrips&) = delete;
+struct BookSnapshots {
+  using Object = ReclaimBook;
+  static ReclaimBook::PassHook& hook() { return ReclaimBook::pass_hook(); }
+  static ReclaimBook fresh() { return ReclaimBook(); }
+  static void adopt(ReclaimBook& live, ReclaimBook&& restored) { live = std::move(restored); }
 };
 
 void checkpoint(Harness& h, Trace& t, const std::vector<std::string>& workloads) {
   t.views.push_back(json(h.actions()).dump());
   for (const auto& w : workloads) t.views.push_back(h.explain(w).dump());
   t.views.push_back(h.gpu_usage("serving") + "/" + h.gpu_usage("batch"));
-}
-
-using Scenario = void (*)(Harness&, Trace&);
-
-// Both runs of one scenario; the restored one must match. Returns the plain run's trace.
-Trace expect_transparent(const std::string& policy, Scenario scenario, int min_restores) {
-  Trace plain, restored;
-  {
-    RoundTrips hook(plain, false);
-    Harness h(policy);
-    scenario(h, plain);
-  }
-  {
-    RoundTrips hook(restored, true);
-    Harness h(policy);
-    scenario(h, restored);
-  }
-  EXPECT_EQ(restored.error, "");
-  EXPECT_GE(restored.restored, min_restores);
-  EXPECT_EQ(restored.copies_differ, 0);
-  EXPECT_EQ(plain.views.size(), restored.views.size());
-  for (std::size_t i = 0; i < std::min(plain.views.size(), restored.views.size()); ++i)
-    EXPECT_EQ(plain.views[i], restored.views[i]) << "checkpoint view " << i;
-  EXPECT_EQ(plain.books.size(), restored.books.size());
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < std::min(plain.books.size(), restored.books.size()); ++i)
-    differ += plain.books[i] != restored.books[i];
-  EXPECT_EQ(differ, 0u) << "of " << plain.books.size() << " snapshots";
-  return plain;
-}
-
-// Whether any checkpoint view holds `text` (the scenario reached what the test covers).
-bool seen(const Trace& t, const std::string& text) {
-  for (const auto& v : t.views)
-    if (v.find(text) != std::string::npos) return true;
-  return false;
 }
 
 std::string idle_policy(const std::string& spec) {
@@ -137,10 +69,11 @@ void lend_wake_release(Harness& h, Trace& t) {
 }
 
 TEST(ReclaimSnapshotTest, LendWakeAndReleaseDecideTheSameAfterEveryRestore) {
-  const Trace t = expect_transparent(idle_policy("  idle: {window: 10m}\n  gracePeriod: 0s\n"
-                                                 "  stabilizationWindow: 0s\n  cooldown: 5m\n"
-                                                 "  keepQuotaFor: 20m\n  lendIdleQuota: true\n"),
-                                     lend_wake_release, 50);
+  const Trace t = test::expect_transparent<BookSnapshots>(
+      idle_policy("  idle: {window: 10m}\n  gracePeriod: 0s\n"
+                  "  stabilizationWindow: 0s\n  cooldown: 5m\n"
+                  "  keepQuotaFor: 20m\n  lendIdleQuota: true\n"),
+      lend_wake_release, 50);
   for (const char* state : {"\"quota\":\"Lent\"", "\"state\":\"Released\"", "\"state\":\"Waking\"",
                             "reclaim/lend", "reclaim/wake"})
     EXPECT_TRUE(seen(t, state)) << state;
@@ -166,38 +99,22 @@ void arrivals(Harness& h, Trace& t) {
 }
 
 TEST(ReclaimSnapshotTest, LearnedTimeoutsAndBudgetsSurviveEveryRestore) {
-  const Trace t =
-      expect_transparent(idle_policy("  idle: {window: 60s, requests: true, learnArrivals: true, "
-                                     "coldStartCost: 20s}\n  gracePeriod: 30s\n  cooldown: 0s\n"
-                                     "  keepQuotaFor: 10m\n"),
-                         arrivals, 100);
+  const Trace t = test::expect_transparent<BookSnapshots>(
+      idle_policy("  idle: {window: 60s, requests: true, learnArrivals: true, "
+                  "coldStartCost: 20s}\n  gracePeriod: 30s\n  cooldown: 0s\n"
+                  "  keepQuotaFor: 10m\n"),
+      arrivals, 100);
   // It learned a timeout other than Knative's, and went to zero and woke on it.
   EXPECT_TRUE(seen(t, "\"learned\":true,"));
   EXPECT_TRUE(seen(t, "\"timeout_seconds\":30,") || seen(t, "\"timeout_seconds\":30}"));
   EXPECT_TRUE(seen(t, "timeout 30s learned; cold starts so far"));
 }
 
-json notebook(const std::string& name) {
-  const json limits = {{"cpu", "2"}, {"memory", "4Gi"}, {"nvidia.com/gpu", "1"}};
-  const json container = {
-      {"name", name}, {"image", "jupyter/scipy-notebook"}, {"resources", {{"limits", limits}}}};
-  return {{"apiVersion", "kubeflow.org/v1"},
-          {"kind", "Notebook"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "team-a"},
-            {"uid", "uid-" + name},
-            {"resourceVersion", "1"},
-            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
-            {"annotations", {{"kubeflow-resource-stopped", "2026-01-01T00:00:00Z"}}}}},
-          {"spec", {{"template", {{"spec", {{"containers", json::array({container})}}}}}}}};
-}
-
 // A gated notebook: admitted, culled with its quota released, started again by its user.
 void notebook_culling(Harness& h, Trace& t) {
   const std::vector<std::string> w = {"team-a/nb"};
-  h.publish(sim::Change::kAdded, notebook("nb"));
-  json nb = h.patched("team-a", "nb", notebook("nb"));
+  h.publish(sim::Change::kAdded, test::gated_notebook("nb"));
+  json nb = h.patched("team-a", "nb", test::gated_notebook("nb"));
   nb["status"] = {{"readyReplicas", 1}};
   h.publish(sim::Change::kModified, nb);
   h.publish(sim::Change::kAdded,
@@ -224,7 +141,7 @@ void notebook_culling(Harness& h, Trace& t) {
 }
 
 TEST(ReclaimSnapshotTest, NotebookCullingDecidesTheSameAfterEveryRestore) {
-  const Trace t = expect_transparent(
+  const Trace t = test::expect_transparent<BookSnapshots>(
       test::cluster_policy() +
           "apiVersion: gpuaas.io/v1alpha1\nkind: NotebookPolicy\nmetadata: {name: nb}\n"
           "spec:\n  selector: {namespaces: [team-a]}\n"
@@ -237,30 +154,20 @@ TEST(ReclaimSnapshotTest, NotebookCullingDecidesTheSameAfterEveryRestore) {
 TEST(ReclaimSnapshotTest, ASnapshotCutShortFailsWithAMessage) {
   Trace plain;
   {
-    RoundTrips hook(plain, false);
+    test::SnapshotRoundTrips<BookSnapshots> hook(plain, false);
     Harness h(
         idle_policy("  idle: {window: 60s, requests: true, learnArrivals: true, "
                     "coldStartCost: 20s}\n  gracePeriod: 30s\n  keepQuotaFor: 10m\n"));
     lend_wake_release(h, plain);
   }
-  ASSERT_FALSE(plain.books.empty());
+  ASSERT_FALSE(plain.snapshots.empty());
   ASSERT_TRUE(plain.policy);
   std::string bytes;  // the largest snapshot of the run
-  for (const auto& b : plain.books)
+  for (const auto& b : plain.snapshots)
     if (b.size() > bytes.size()) bytes = b;
-  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
-    ReclaimBook book;
-    book.set_policy(*plain.policy);
-    base::ArchiveReader r(std::string_view(bytes).substr(0, cut));
-    book.load_state(r);
-    ASSERT_FALSE(r.ok()) << "cut at " << cut << " of " << bytes.size();
-    ASSERT_FALSE(r.error().empty());
-  }
-  ReclaimBook book;
-  book.set_policy(*plain.policy);
-  base::ArchiveReader r(bytes);
-  book.load_state(r);
-  EXPECT_TRUE(r.ok() && r.done()) << r.error();
+  test::expect_every_prefix_fails<BookSnapshots>(bytes, *plain.policy);
+  if (HasFatalFailure()) return;
+  test::expect_loads<BookSnapshots>(bytes, *plain.policy);
   // A book under another policy (no such rule) refuses it.
   ReclaimBook other;
   base::ArchiveReader r2(bytes);

@@ -6,26 +6,36 @@
 // the uninterrupted run reports. A snapshot cut short fails to load with a message.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "gpuaas/base/archive.hpp"
-#include "gpuaas/core/object_decoder.hpp"
-#include "gpuaas/policy/policy_loader.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
 #include "pool_scaler.hpp"
 #include "report.hpp"
+#include "scale_in_model.hpp"
 #include "scenario.hpp"
+#include "sim_test_support.hpp"
 #include "simulation.hpp"
+#include "snapshot_trace.hpp"
 
 namespace gpuaas::scaleout {
 namespace {
 
 using core::EventTime;
 using nlohmann::json;
+using sim::testing::scenario_of;
 using std::chrono::seconds;
+
+// How the shared snapshot checks (snapshot_trace.hpp) reach a scaler.
+struct ScalerSnapshots {
+  using Object = PoolScaler;
+  static PoolScaler::PassHook& hook() { return PoolScaler::pass_hook(); }
+  static PoolScaler fresh() { return PoolScaler(); }
+  static void adopt(PoolScaler& live, PoolScaler&& restored) {
+    live.adopt_state(std::move(restored));
+  }
+};
 
 std::string snapshot(const PoolScaler& s) {
   base::ArchiveWriter w;
@@ -39,68 +49,12 @@ std::string text(const PoolScaler::Output& out) {
   return s + std::to_string(out.evictions.size());
 }
 
-constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec: {nodeLabels: {nvidia.com/gpu.product: H100}}
----
-apiVersion: gpuaas.io/v1alpha1
-kind: NodePool
-metadata: {name: h100}
-spec:
-  flavor: h100
-  gpusPerNode: 8
-  minNodes: 1
-  maxNodes: 4
-  scaleOut: {forecast: false}
-  scaleIn: {unneededTime: 60s, delayAfterAdd: 0s}
-)";
-
-class PoolScalerSnapshotTest : public ::testing::Test {
+class PoolScalerSnapshotTest : public test::ScaleInModel {
  protected:
   void SetUp() override {
-    auto loaded = policy::parse_policy_texts({{"policy.yaml", kPolicy}});
-    ASSERT_TRUE(loaded.ok()) << loaded.errors.front().str();
-    set_ = std::make_shared<const policy::PolicySet>(std::move(loaded.set));
-    scheduler_ = std::make_unique<admission::Scheduler>(set_);
+    use_policy(test::pool_policy(1));
+    if (HasFatalFailure()) return;
     original_.set_policy(*set_);
-  }
-  void add(const json& obj, core::ChangeType change = core::ChangeType::kAdded) {
-    auto o = decoder_.decode(obj.dump());
-    ASSERT_TRUE(o.is_ok()) << o.status().message();
-    model_.apply(change, std::move(o).value(), now_);
-  }
-  void node(const std::string& name, const json& annotations = json::object()) {
-    add({{"apiVersion", "v1"},
-         {"kind", "Node"},
-         {"metadata",
-          {{"name", name},
-           {"labels", {{"gpuaas.io/node-pool", "h100"}, {"nvidia.com/gpu.product", "H100"}}},
-           {"annotations", annotations}}},
-         {"status",
-          {{"allocatable", {{"nvidia.com/gpu", "8"}}},
-           {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
-  }
-  void pod(const std::string& name, const std::string& node_name, const json& annotations) {
-    add({{"apiVersion", "v1"},
-         {"kind", "Pod"},
-         {"metadata",
-          {{"name", name},
-           {"namespace", "default"},
-           {"labels", {{"app", name.substr(0, name.find('-'))}}},
-           {"annotations", annotations}}},
-         {"spec", {{"nodeName", node_name}, {"containers", json::array({{{"name", "c"}}})}}},
-         {"status", {{"phase", "Running"}}}});
-  }
-  void budget(int allowed) {
-    add({{"apiVersion", "policy/v1"},
-         {"kind", "PodDisruptionBudget"},
-         {"metadata",
-          {{"name", "cache"},
-           {"namespace", "default"},
-           {"resourceVersion", std::to_string(allowed + 10)}}},
-         {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "cache"}}}}}}},
-         {"status", {{"disruptionsAllowed", allowed}}}});
   }
   // A copy of the original, restored from its snapshot into a fresh scaler.
   void restore() {
@@ -140,17 +94,12 @@ class PoolScalerSnapshotTest : public ::testing::Test {
     }
   }
 
-  core::ClusterModel model_;
-  core::ObjectDecoder decoder_;
-  std::shared_ptr<const policy::PolicySet> set_;
-  std::unique_ptr<admission::Scheduler> scheduler_;
   telemetry::Registry registry_;
   PoolScaler original_{&registry_};
   std::unique_ptr<telemetry::Registry> copy_registry_;
   std::unique_ptr<PoolScaler> copy_;
   int restores_ = 0;
   int actions_ = 0;
-  EventTime now_ = EventTime(std::chrono::hours(24 * 365 * 56));
 };
 
 // Unneeded nodes, a drain held by a PodDisruptionBudget, cordons, removals, nodes that leave;
@@ -188,53 +137,14 @@ TEST_F(PoolScalerSnapshotTest, ASnapshotCutShortFailsWithAMessage) {
   budget(0);
   run_for(seconds(200));
   const std::string bytes = snapshot(original_);
-  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
-    PoolScaler s;
-    s.set_policy(*set_);
-    base::ArchiveReader r(std::string_view(bytes).substr(0, cut));
-    s.load_state(r);
-    ASSERT_FALSE(r.ok()) << "cut at " << cut << " of " << bytes.size();
-    ASSERT_FALSE(r.error().empty());
-  }
+  core::test::expect_every_prefix_fails<ScalerSnapshots>(bytes, *set_);
+  if (HasFatalFailure()) return;
   PoolScaler none;  // no pools
   base::ArchiveReader r(bytes);
   none.load_state(r);
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error().find("node pools"), std::string::npos) << r.error();
 }
-
-// Through gpuaasd: before every pass, the scaler is replaced by one restored from its snapshot.
-struct Trace {
-  std::vector<std::string> snapshots;
-  int restored = 0;
-  int copies_differ = 0;
-  std::string error;
-};
-
-class RoundTrips {
- public:
-  RoundTrips(Trace& t, bool restore) {
-    PoolScaler::pass_hook() = [&t, restore](PoolScaler& scaler, const policy::PolicySet& set) {
-      const std::string bytes = snapshot(scaler);
-      t.snapshots.push_back(bytes);
-      if (!restore) return;
-      PoolScaler copy;
-      copy.set_policy(set);
-      base::ArchiveReader r(bytes);
-      copy.load_state(r);
-      if (!r.ok() || !r.done()) {
-        t.error = r.ok() ? "bytes left over" : r.error();
-        return;
-      }
-      if (snapshot(copy) != bytes) ++t.copies_differ;
-      scaler.adopt_state(std::move(copy));
-      ++t.restored;
-    };
-  }
-  ~RoundTrips() { PoolScaler::pass_hook() = nullptr; }
-  RoundTrips(const RoundTrips&) = delete;
-  RoundTrips& operator=(const RoundTrips&) = delete;
-};
 
 // The simulator's report without the wall-clock figure.
 std::string report_of(const sim::RunResult& r) {
@@ -243,41 +153,17 @@ std::string report_of(const sim::RunResult& r) {
   return j.dump();
 }
 
-// Both runs; returns the plain run's report.
+// Through gpuaasd: a plain run, and one whose scaler is replaced before every pass by one
+// restored from its snapshot; their reports are the one view. Returns the plain run's report.
 std::string expect_transparent(const sim::Scenario& s, int min_restores) {
-  sim::SimOptions o;
-  o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
-  o.policy = sim::Baseline::kGpuaas;
-  Trace plain, restored;
-  std::string plain_report, restored_report;
-  {
-    RoundTrips hook(plain, false);
-    auto r = sim::run_simulation(s, o);
-    EXPECT_TRUE(r.is_ok()) << r.status().message();
-    if (r.is_ok()) plain_report = report_of(*r);
-  }
-  {
-    RoundTrips hook(restored, true);
-    auto r = sim::run_simulation(s, o);
-    EXPECT_TRUE(r.is_ok()) << r.status().message();
-    if (r.is_ok()) restored_report = report_of(*r);
-  }
-  EXPECT_EQ(restored.error, "");
-  EXPECT_GE(restored.restored, min_restores);
-  EXPECT_EQ(restored.copies_differ, 0);
-  EXPECT_EQ(plain_report, restored_report);
-  EXPECT_EQ(plain.snapshots.size(), restored.snapshots.size());
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < std::min(plain.snapshots.size(), restored.snapshots.size()); ++i)
-    differ += plain.snapshots[i] != restored.snapshots[i];
-  EXPECT_EQ(differ, 0u) << "of " << plain.snapshots.size() << " snapshots";
-  return plain_report;
-}
-
-sim::Scenario scenario_of(const std::string& yaml) {
-  auto s = sim::parse_scenario(yaml, "test.yaml", "");
-  EXPECT_TRUE(s.is_ok()) << s.status().message();
-  return s.is_ok() ? std::move(s).value() : sim::Scenario{};
+  const core::test::SnapshotTrace plain = core::test::expect_same_runs<ScalerSnapshots>(
+      [&](core::test::SnapshotTrace& t) {
+        auto r = sim::run_simulation(s, sim::testing::options_for(sim::Baseline::kGpuaas));
+        EXPECT_TRUE(r.is_ok()) << r.status().message();
+        if (r.is_ok()) t.views.push_back(report_of(*r));
+      },
+      min_restores);
+  return plain.views.empty() ? "" : plain.views.front();
 }
 
 // The decisions a run's report counts under `rule`.

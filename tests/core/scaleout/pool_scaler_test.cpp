@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/policy/policy_loader.hpp"
+#include "scale_in_model.hpp"
 
 namespace gpuaas::scaleout {
 namespace {
@@ -17,75 +17,12 @@ using core::EventTime;
 using nlohmann::json;
 using std::chrono::seconds;
 
-constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec: {nodeLabels: {nvidia.com/gpu.product: H100}}
----
-apiVersion: gpuaas.io/v1alpha1
-kind: NodePool
-metadata: {name: h100}
-spec:
-  flavor: h100
-  gpusPerNode: 8
-  minNodes: 0
-  maxNodes: 4
-  scaleOut: {forecast: false}
-  scaleIn: {unneededTime: 60s, delayAfterAdd: 0s}
-)";
-
-class PoolScalerTest : public ::testing::Test {
+class PoolScalerTest : public test::ScaleInModel {
  protected:
   void SetUp() override {
-    auto loaded = policy::parse_policy_texts({{"policy.yaml", kPolicy}});
-    ASSERT_TRUE(loaded.ok()) << loaded.errors.front().str();
-    set_ = std::make_shared<const policy::PolicySet>(std::move(loaded.set));
-    scheduler_ = std::make_unique<admission::Scheduler>(set_);
+    use_policy(test::pool_policy(0));
+    if (HasFatalFailure()) return;
     scaler_.set_policy(*set_);
-  }
-  void add(const json& obj) {
-    auto o = decoder_.decode(obj.dump());
-    ASSERT_TRUE(o.is_ok()) << o.status().message();
-    model_.apply(core::ChangeType::kAdded, std::move(o).value(), now_);
-  }
-  void node(const std::string& name, const json& annotations = json::object()) {
-    add({{"apiVersion", "v1"},
-         {"kind", "Node"},
-         {"metadata",
-          {{"name", name},
-           {"labels", {{"gpuaas.io/node-pool", "h100"}, {"nvidia.com/gpu.product", "H100"}}},
-           {"annotations", annotations}}},
-         {"status",
-          {{"allocatable", {{"nvidia.com/gpu", "8"}}},
-           {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
-  }
-  void pod(const std::string& name, const std::string& node_name,
-           const json& annotations = json::object(), const std::string& owner_kind = "") {
-    json meta = {{"name", name},
-                 {"namespace", "default"},
-                 {"labels", {{"app", name.substr(0, name.find('-'))}}},
-                 {"annotations", annotations}};
-    if (!owner_kind.empty())
-      meta["ownerReferences"] = json::array({{{"apiVersion", "apps/v1"},
-                                              {"kind", owner_kind},
-                                              {"name", "o"},
-                                              {"uid", "u"},
-                                              {"controller", true}}});
-    add({{"apiVersion", "v1"},
-         {"kind", "Pod"},
-         {"metadata", meta},
-         {"spec", {{"nodeName", node_name}, {"containers", json::array({{{"name", "c"}}})}}},
-         {"status", {{"phase", "Running"}}}});
-  }
-  void budget(int allowed) {
-    add({{"apiVersion", "policy/v1"},
-         {"kind", "PodDisruptionBudget"},
-         {"metadata",
-          {{"name", "cache"},
-           {"namespace", "default"},
-           {"resourceVersion", std::to_string(allowed + 10)}}},
-         {"spec", {{"minAvailable", 1}, {"selector", {{"matchLabels", {{"app", "cache"}}}}}}},
-         {"status", {{"disruptionsAllowed", allowed}}}});
   }
   // Passes every scan interval for `span`; returns the names of the nodes asked to be removed
   // (and, in `evicted`, the pods whose eviction was asked for).
@@ -104,12 +41,7 @@ class PoolScalerTest : public ::testing::Test {
     return removed;
   }
 
-  core::ClusterModel model_;
-  core::ObjectDecoder decoder_;
-  std::shared_ptr<const policy::PolicySet> set_;
-  std::unique_ptr<admission::Scheduler> scheduler_;
   PoolScaler scaler_;
-  EventTime now_ = EventTime(std::chrono::hours(24 * 365 * 56));
 };
 
 TEST_F(PoolScalerTest, EmptyNodesGoAfterTheUnneededTimeDaemonSetPodsDoNotCount) {
@@ -145,9 +77,7 @@ TEST_F(PoolScalerTest, ADrainWaitsForThePodDisruptionBudget) {
 }
 
 TEST_F(PoolScalerTest, MinNodesIsTheFloor) {
-  auto loaded = policy::parse_policy_texts(
-      {{"policy.yaml", std::string(kPolicy).replace(std::string(kPolicy).find("minNodes: 0"), 11,
-                                                    "minNodes: 1")}});
+  auto loaded = policy::parse_policy_texts({{"policy.yaml", test::pool_policy(1)}});
   ASSERT_TRUE(loaded.ok());
   scaler_.set_policy(loaded.set);
   node("a");
