@@ -450,6 +450,7 @@ class MemoryBus final : public Bus {
   }
 
   Status flush(std::chrono::milliseconds) override { return Status::ok(); }
+  int64_t max_payload() const override { return kMemoryMaxPayload; }
 
   Result<std::unique_ptr<KeyValue>> open_kv(const KvSettings& settings) override {
     if (auto st = check_kv_bucket(settings.bucket); !st) return st;

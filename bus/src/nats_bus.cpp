@@ -292,6 +292,10 @@ class NatsBus final : public Bus {
     return open_ephemeral(stream, cfg);
   }
 
+  int64_t max_payload() const override {
+    const int64_t n = natsConnection_GetMaxPayload(conn_->nc);
+    return n > 0 ? n : Bus::max_payload();
+  }
   Status flush(std::chrono::milliseconds timeout) override {
     return from_nats(natsConnection_FlushTimeout(conn_->nc, timeout.count()), "flushing");
   }

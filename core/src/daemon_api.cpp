@@ -132,10 +132,29 @@ std::string Daemon::scoped_json(std::string_view endpoint, std::string_view ns,
   return json{{"error", "no API endpoint " + std::string(endpoint)}}.dump();
 }
 
+// An answer the server would refuse (above its max_payload) would leave the asker waiting for a
+// timeout with nothing logged anywhere: it becomes an error that says so, and a warning here.
+std::string Daemon::fit_answer(std::string_view endpoint, std::string answer) const {
+  const int64_t limit = bus_.max_payload() - 4096;  // the reply subject and headers
+  if (static_cast<int64_t>(answer.size()) <= limit) return answer;
+  spdlog::warn(
+      "API {}: the answer is {} bytes, more than the NATS server's max_payload ({}) "
+      "allows: answered with an error",
+      endpoint, answer.size(), bus_.max_payload());
+  return json{{"error", "the answer is " + std::to_string(answer.size()) +
+                            " bytes, more than the NATS server's max_payload (" +
+                            std::to_string(bus_.max_payload()) +
+                            " bytes) allows: ask for one namespace (gpuaasctl --scope NS) or "
+                            "raise max_payload on the servers"}}
+      .dump();
+}
+
 void Daemon::serve_api() {
   auto serve = [this](const char* endpoint, std::string (Daemon::*answer)() const) {
     auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
-                          [this, answer](const bus::Message&) { return (this->*answer)(); });
+                          [this, endpoint, answer](const bus::Message&) {
+                            return fit_answer(endpoint, (this->*answer)());
+                          });
     if (sub) {
       api_.push_back(std::move(sub).value());
     } else {
@@ -146,9 +165,10 @@ void Daemon::serve_api() {
   serve("plugins", &Daemon::plugins_json);
   auto serve_query = [this](const char* endpoint,
                             std::string (Daemon::*answer)(std::string_view) const) {
-    auto sub =
-        bus_.serve(subjects_.api(endpoint), "gpuaasd",
-                   [this, answer](const bus::Message& m) { return (this->*answer)(m.data); });
+    auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
+                          [this, endpoint, answer](const bus::Message& m) {
+                            return fit_answer(endpoint, (this->*answer)(m.data));
+                          });
     if (sub) {
       api_.push_back(std::move(sub).value());
     } else {
@@ -159,11 +179,11 @@ void Daemon::serve_api() {
   serve_query("report", &Daemon::report_json);
   // The same endpoints scoped to the namespace named by the subject's last token.
   for (const char* endpoint : {"state", "plugins", "explain", "report"}) {
-    auto sub = bus_.serve(subjects_.api(endpoint, "*"), "gpuaasd",
-                          [this, endpoint](const bus::Message& m) {
-                            auto at = subjects_.parse(m.subject);
-                            return scoped_json(endpoint, at ? at->namespace_token : "", m.data);
-                          });
+    auto sub = bus_.serve(
+        subjects_.api(endpoint, "*"), "gpuaasd", [this, endpoint](const bus::Message& m) {
+          auto at = subjects_.parse(m.subject);
+          return fit_answer(endpoint, scoped_json(endpoint, at ? at->namespace_token : "", m.data));
+        });
     if (sub) {
       api_.push_back(std::move(sub).value());
     } else {

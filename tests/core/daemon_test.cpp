@@ -68,6 +68,32 @@ TEST(Daemon, AppliesEventsAndAnswersState) {
   EXPECT_NE(text.find("gpuaas_events_processed_total{type=\"object\"} 2"), std::string::npos);
 }
 
+// An answer above the server's max_payload could not be sent: the asker gets an error that says
+// so instead of a timeout.
+TEST(Daemon, AnAnswerTooLargeToSendBecomesAnError) {
+  auto b = bus::make_memory_bus();
+  Daemon d(test_config(), *b, nullptr);
+  ASSERT_TRUE(d.start().is_ok());
+  bus::Subjects s;
+  const std::string big(3000, 'x');
+  for (int i = 0; i < 400; ++i) {
+    std::string name = "node-" + std::to_string(i);
+    auto ev = make_object_event(ChangeType::kAdded,
+                                R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+                                    R"(","labels":{"note":")" + big + R"("}}})",
+                                "ev-" + name, "test", EventTime(std::chrono::seconds(100 + i)));
+    ASSERT_TRUE(b->publish_stored(encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
+  }
+  drain(d);
+  ASSERT_GT(d.state_json().size(), 1024u * 1024u);
+  auto reply = b->request({s.api("state"), {}, "{}"}, std::chrono::seconds(1));
+  ASSERT_TRUE(reply.is_ok()) << reply.status().message();
+  json answer = json::parse(reply->data);
+  EXPECT_NE(answer.value("error", "").find("more than the NATS server's max_payload"),
+            std::string::npos)
+      << reply->data.substr(0, 200);
+}
+
 TEST(Daemon, BadInputIsDeadLetteredAndTheRestApplied) {
   auto b = bus::make_memory_bus();
   Daemon d(test_config(), *b, nullptr);

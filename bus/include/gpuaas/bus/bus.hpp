@@ -69,6 +69,9 @@ class Bus {
 
   // Sends what is buffered; true when the server answered within the timeout.
   virtual Status flush(std::chrono::milliseconds timeout) = 0;
+  // The largest message the server accepts (nats-server's max_payload, 1 MB by default), headers
+  // and all: a request's answer above it cannot be sent.
+  virtual int64_t max_payload() const { return 1024 * 1024; }
 
   // The key-value bucket named in settings, created when missing; an existing bucket's TTL,
   // history and replicas are updated to the settings. Buses without a KV store say kUnavailable.

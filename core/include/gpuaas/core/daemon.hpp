@@ -109,6 +109,7 @@ class Daemon {
   std::atomic<uint64_t> epoch_{0};
   std::atomic<bool> leader_ready_{false};
   void serve_api();
+  std::string fit_answer(std::string_view endpoint, std::string answer) const;
   // The API scoped to one namespace (a tenant's view: daemon_api.cpp, docs/security.md).
   std::string scoped_json(std::string_view endpoint, std::string_view ns,
                           std::string_view body) const;
