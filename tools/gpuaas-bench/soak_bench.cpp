@@ -376,6 +376,11 @@ int run_soak_bench(const SoakOptions& o) {
   const bool drained = last.acked >= 0 && last.acked >= last.stream_last;
 
   const auto& lat = traffic.latencies_ms();
+  std::vector<double> lat_window;  // admissions inside the verdict's window
+  for (std::size_t i = 0; i < lat.size(); ++i) {
+    const double at = traffic.latency_times_s()[i];
+    if (at > warmup && at <= duration) lat_window.push_back(lat[i]);
+  }
   const auto& c = traffic.counts();
   json series = json::array();
   for (const auto& p : points) series.push_back(point_json(p));
@@ -407,6 +412,15 @@ int run_soak_bench(const SoakOptions& o) {
         {"p99", round3(percentile(lat, 0.99))},
         {"p999", round3(percentile(lat, 0.999))},
         {"max", round3(lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end()))}}},
+      {"latency_ms_in_window",
+       {{"count", lat_window.size()},
+        {"p50", round3(percentile(lat_window, 0.50))},
+        {"p90", round3(percentile(lat_window, 0.90))},
+        {"p99", round3(percentile(lat_window, 0.99))},
+        {"p999", round3(percentile(lat_window, 0.999))},
+        {"max",
+         round3(lat_window.empty() ? 0
+                                   : *std::max_element(lat_window.begin(), lat_window.end()))}}},
       {"series", series},
       {"final", point_json(last)},
       {"verdict",

@@ -217,6 +217,7 @@ void SoakTraffic::admitted(const std::string& ns, const std::string& name, const
   j.admitted = true;
   ++counts_.jobs_admitted;
   latencies_ms_.push_back(std::chrono::duration<double, std::milli>(at - j.submitted).count());
+  latency_times_s_.push_back(std::chrono::duration<double>(elapsed).count());
   // What the bridge would do: apply the merge patch, then the Job controller and the kubelet
   // take it from there (the pod on the node gpuaasd placed it on).
   json p = json::parse(patch, nullptr, false);

@@ -53,6 +53,8 @@ class SoakTraffic {
   const SoakCounts& counts() const { return counts_; }
   // Publish-to-admission latencies so far, in milliseconds.
   const std::vector<double>& latencies_ms() const { return latencies_ms_; }
+  // When each of those admissions arrived, in seconds since the start.
+  const std::vector<double>& latency_times_s() const { return latency_times_s_; }
   std::size_t live_jobs() const { return jobs_.size(); }
 
  private:
@@ -104,7 +106,7 @@ class SoakTraffic {
   std::vector<std::vector<std::string>> gpu_holder_;  // node -> GPU -> "ns/pod" or ""
   std::map<std::string, LiveJob> jobs_;               // "ns/name"
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
-  std::vector<double> latencies_ms_;
+  std::vector<double> latencies_ms_, latency_times_s_;
   SoakCounts counts_;
 };
 
