@@ -25,9 +25,10 @@ std::string_view first_label(const SeriesSample& s, std::string_view a, std::str
 
 void unindex(std::unordered_map<std::string, std::vector<std::string>>& idx,
              const std::unordered_map<std::string, std::unordered_set<std::string>>& gone) {
-  for (const auto& [owner, keys] : gone) {
-    auto it = idx.find(owner);
+  for (const auto& entry : gone) {
+    auto it = idx.find(entry.first);
     if (it == idx.end()) continue;
+    const auto& keys = entry.second;  // a plain name: clang 14 cannot capture a structured binding
     std::erase_if(it->second, [&keys](const std::string& k) { return keys.count(k) > 0; });
     if (it->second.empty()) idx.erase(it);
   }
