@@ -5,8 +5,8 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/bus/nats_server_process.hpp"
 #include "gpuaas/bus/transport_bench.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/event_codec.hpp"
@@ -167,18 +167,8 @@ int run_bus_bench(const BusBenchOptions& o) {
     return 1;
   }
   std::unique_ptr<bus::NatsServerProcess> server;
-  std::string url;
-  if (o.server) {
-    url = *o.server;
-  } else {
-    auto s = bus::NatsServerProcess::start({});
-    if (!s) {
-      std::cerr << "gpuaas-bench: " << s.status().message() << "\n";
-      return 3;
-    }
-    server = std::move(s).value();
-    url = server->url();
-  }
+  const std::string url = bench_server_url(o.server, server, "gpuaas-bench");
+  if (url.empty()) return 3;
   bus::Subjects subjects(kRoot);
   Workload large = make_events(json::parse((*manifests)[0].json), o.large_messages, subjects);
   Workload small = make_events(small_pod(), o.small_messages, subjects);

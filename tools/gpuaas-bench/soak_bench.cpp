@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/bus/nats_server_process.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon_config.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
@@ -187,18 +187,8 @@ int run_soak_bench(const SoakOptions& o) {
     return 3;
   }
   std::unique_ptr<bus::NatsServerProcess> server;
-  std::string url;
-  if (o.server) {
-    url = *o.server;
-  } else {
-    auto s = bus::NatsServerProcess::start({});
-    if (!s) {
-      std::cerr << "gpuaas-bench soak: " << s.status().message() << "\n";
-      return 3;
-    }
-    server = std::move(s).value();
-    url = server->url();
-  }
+  const std::string url = bench_server_url(o.server, server, "gpuaas-bench soak");
+  if (url.empty()) return 3;
   auto cfg = core::default_config(o.root);
   auto pub = bus::connect_nats({.url = url, .name = "gpuaas-bench-soak"});
   auto mon = bus::connect_nats({.url = url, .name = "gpuaas-bench-soak-monitor"});
