@@ -19,6 +19,9 @@ add_library(gpuaas_civetweb INTERFACE)
 target_link_libraries(gpuaas_civetweb INTERFACE ${CIVETWEB_LIBRARY})
 target_include_directories(gpuaas_civetweb SYSTEM INTERFACE ${CIVETWEB_INCLUDE_DIR})
 
+# gpuaas-bridge talks HTTPS to the Kubernetes API with libcurl (Debian libcurl4-openssl-dev).
+find_package(CURL REQUIRED)
+
 if(GPUAAS_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
 endif()

@@ -20,6 +20,7 @@ PACKAGES=(
   libnats-dev nats-server libprotobuf-dev protobuf-compiler libboost-dev libboost-filesystem-dev
   libspdlog-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   nlohmann-json3-dev libcivetweb-dev libsimdjson-dev libjemalloc-dev libssl-dev prometheus
+  libcurl4-openssl-dev openssl
   clang libclang-rt-14-dev
 )
 
