@@ -1,0 +1,72 @@
+// An in-process fake Kubernetes API server for the bridge's tests (civetweb, 127.0.0.1, a free
+// port). It speaks the real API's wire format for what the bridge uses: list (paged), watch
+// (chunked JSON lines, bookmarks, timeouts, 410 Gone and ERROR events), get, create, merge patch,
+// delete and the /scale subresource, with Status bodies for errors. Tests change the store
+// directly and inject failures.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuaas::bridge {
+
+class FakeApiServer {
+ public:
+  // Plain HTTP; with a PEM cert+key (one file each) HTTPS. Throws std::runtime_error on failure.
+  static std::unique_ptr<FakeApiServer> start();
+  static std::unique_ptr<FakeApiServer> start_tls(const std::string& cert_file,
+                                                  const std::string& key_file);
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  std::string url() const;  // "http://127.0.0.1:PORT" (https:// when TLS)
+
+  // Register a resource: paths /api/v1/... for apiVersion "v1", /apis/<group>/<version>/... else.
+  void add_resource(const std::string& api_version, const std::string& kind,
+                    const std::string& plural, bool namespaced, bool has_scale = false);
+
+  // Store manipulation from the test (each bumps the global resourceVersion and records a watch
+  // event). put: create or replace; sets uid (kept on replace) and resourceVersion; returns the rv.
+  std::string put(const nlohmann::json& object);
+  void remove(const std::string& api_version, const std::string& kind, const std::string& ns,
+              const std::string& name);
+  std::optional<nlohmann::json> get(const std::string& api_version, const std::string& kind,
+                                    const std::string& ns, const std::string& name) const;
+  std::string resource_version() const;  // the current global resourceVersion
+
+  // Failure injection:
+  void require_token(const std::string& token);  // other tokens get 401
+  // Watches from older resourceVersions get 410 Gone (HTTP) ...
+  void forget_history_before(const std::string& resource_version);
+  // ... or an ERROR event with this code on open watches (which then end).
+  void send_error_event(int code);
+  // The next request with this method whose path starts with the prefix gets this status and a
+  // Status body (e.g. 409 Conflict, 429, 500). Several queue up in order.
+  void fail_next(const std::string& method, const std::string& path_prefix, int status,
+                 const std::string& message = "");
+  void bookmark();       // a BOOKMARK on every open watch
+  void close_watches();  // ends every open watch stream (normal close)
+
+  // What happened (for assertions):
+  struct Request {
+    std::string method, path, query, content_type, body, authorization;
+  };
+  std::vector<Request> requests() const;
+  void clear_requests();
+  int open_watches() const;
+  // Waits (bounded, polling) until at least n watches are open; false on timeout.
+  bool wait_for_watches(int n, int timeout_ms = 5000) const;
+
+  struct Impl;
+
+ private:
+  explicit FakeApiServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuaas::bridge
