@@ -365,7 +365,7 @@ void Daemon::stop() {
 
 IntakeStats Daemon::stats() const {
   std::shared_lock lock(model_mu_);
-  return counters_->stats;
+  return with_action_results(counters_->stats, *applier_);
 }
 
 void Daemon::refresh_metrics() const {

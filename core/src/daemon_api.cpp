@@ -55,7 +55,7 @@ std::string namespace_report(const std::string& full, std::string_view ns) {
 
 std::string Daemon::state_json() const {
   std::shared_lock lock(model_mu_);
-  return render_state_json(model_, counters_->stats, config_,
+  return render_state_json(model_, with_action_results(counters_->stats, *applier_), config_,
                            admission_ ? admission_->queues_json(model_) : "[]",
                            admission_ ? admission_->pools_json(model_) : "[]");
 }

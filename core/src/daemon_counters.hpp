@@ -3,6 +3,7 @@
 #pragma once
 
 #include "gpuaas/core/daemon.hpp"
+#include "gpuaas/core/event_applier.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
 namespace gpuaas::core {
@@ -18,5 +19,15 @@ struct Daemon::Counters {
   telemetry::Counter* snapshots_written = nullptr;
   telemetry::Counter* snapshots_refused = nullptr;
 };
+
+// The intake's counts with the applier's tally of action results.
+inline IntakeStats with_action_results(IntakeStats s, const EventApplier& applier) {
+  const auto& r = applier.action_results();
+  s.action_results_applied = r[1];
+  s.action_results_conflict = r[2];
+  s.action_results_failed = r[3];
+  s.action_results_dropped = r[4];
+  return s;
+}
 
 }  // namespace gpuaas::core

@@ -92,6 +92,15 @@ EventApplier::EventApplier(bus::Subjects subjects, std::string source,
                       .Register(*registry);
   applied_ = {&applied.Add({{"type", "object"}}), &applied.Add({{"type", "metrics"}}),
               &applied.Add({{"type", "tick"}})};
+  auto& results = telemetry::BuildCounter()
+                      .Name("gpuaas_action_results_total")
+                      .Help("Outcomes of actions reported back by the applier (gpuaas-bridge).")
+                      .Register(*registry);
+  static constexpr std::array<const char*, 5> kOutcomes = {"unspecified", "applied", "conflict",
+                                                          "failed", "dropped"};
+  for (std::size_t i = 0; i < kOutcomes.size(); ++i) {
+    action_result_counters_[i] = &results.Add({{"outcome", kOutcomes[i]}});
+  }
   auto& rejected = telemetry::BuildCounter()
                        .Name("gpuaas_events_deadlettered_total")
                        .Help("Input sent to the dead-letter subject, by reason.")
@@ -151,9 +160,12 @@ bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
     case v1::Event::kMetrics:
       return apply_metrics(d, *at, model);
     case v1::Event::kQueue:
+      if (event_.queue().has_action_result()) return apply_action_result(d, *at, model);
       if (!event_.queue().has_tick() || at->category != bus::SubjectCategory::kTicks) {
         return reject(d, RejectReason::kMismatch,
-                      "queue events other than ticks are daemon output, not input", model);
+                      "queue events other than ticks and action results are daemon output, "
+                      "not input",
+                      model);
       }
       model.advance(event_time_of(event_));
       if (applied_[2] != nullptr) applied_[2]->Increment();
@@ -190,6 +202,35 @@ bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
   if (m.uid.empty()) m.uid = stable_uid(m.kind, m.namespace_, m.name);
   model.apply(change_of(static_cast<v1::ObjectEvent::Type>(type)), std::move(obj.value()), time);
   if (applied_[0] != nullptr) applied_[0]->Increment();
+  return true;
+}
+
+// The daemon learns what became of its decisions: counted, and a conflict or failure logged with
+// the API's message. The decision itself is not retried from here: the object's next event (the
+// 409's newer version, a relist) is what the policies decide on again.
+bool EventApplier::apply_action_result(const Delivery& d, const bus::ParsedSubject& at,
+                                       ClusterModel& model) {
+  if (at.category != bus::SubjectCategory::kEvents || at.kind != kActionResultKind) {
+    return reject(d, RejectReason::kMismatch,
+                  "an action result on a subject other than events.<namespace>.ActionResult",
+                  model);
+  }
+  const v1::ActionResult& r = event_.queue().action_result();
+  const auto outcome = static_cast<std::size_t>(r.outcome());
+  if (outcome >= action_results_.size()) {
+    return reject(d, RejectReason::kBadObject,
+                  "action result outcome: unknown value " + std::to_string(r.outcome()), model);
+  }
+  model.advance(event_time_of(event_));
+  ++action_results_[outcome];
+  if (auto* c = action_result_counters_[outcome]) c->Increment();
+  if (r.outcome() != v1::ActionResult::APPLIED) {
+    spdlog::info("action {} ({} {}/{}, rule {}): {} (HTTP {}) {}", printable(r.decision_id()),
+                 printable(r.target().kind()), printable(r.target().namespace_()),
+                 printable(r.target().name()), printable(r.rule()),
+                 v1::ActionResult::Outcome_Name(r.outcome()), r.http_status(),
+                 printable(r.message()));
+  }
   return true;
 }
 

@@ -39,6 +39,8 @@ std::string_view type_of(const v1::Event& ev) {
     case v1::Event::kMetrics:
       return kTypeMetrics;
     case v1::Event::kQueue:
+      if (ev.queue().has_action_result()) return kTypeActionResult;
+      if (ev.queue().has_workload_status()) return kTypeQueueStatus;
       return kTypeTick;
     default:
       return {};

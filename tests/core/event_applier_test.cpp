@@ -157,6 +157,40 @@ TEST_F(EventApplierTest, ObjectOnItsSubjectApplies) {
   EXPECT_TRUE(model_.node_requested("gpu-1").empty());
 }
 
+// An applier (gpuaas-bridge) reports what became of each action on
+// events.<namespace>.ActionResult: counted by outcome, the clock advanced, nothing dead-lettered;
+// on any other subject it is refused.
+TEST_F(EventApplierTest, ActionResultsAreCountedByOutcome) {
+  auto result = [](const std::string& id, v1::ActionResult::Outcome o, EventTime t) {
+    auto ev = make_event(id, "gpuaas-bridge/test", t);
+    auto* r = ev.mutable_queue()->mutable_action_result();
+    r->mutable_target()->set_kind("RayJob");
+    r->mutable_target()->set_namespace_("team-a");
+    r->mutable_target()->set_name("job");
+    r->set_decision_id("d-" + id);
+    r->set_outcome(o);
+    r->set_http_status(o == v1::ActionResult::CONFLICT ? 409 : 200);
+    return ev;
+  };
+  const std::string subject = "gpuaas.v1.events.team-a.ActionResult";
+  ASSERT_TRUE(deliver(result("r1", v1::ActionResult::APPLIED, kT0), subject, 1));
+  ASSERT_TRUE(deliver(result("r2", v1::ActionResult::CONFLICT, kT0 + 1s), subject, 2));
+  ASSERT_TRUE(deliver(result("r3", v1::ActionResult::CONFLICT, kT0 + 2s), subject, 3));
+  ASSERT_TRUE(deliver(result("r4", v1::ActionResult::DROPPED, kT0 + 3s), subject, 4));
+  EXPECT_TRUE(applier_.take_deadletters().empty());
+  const auto& counts = applier_.action_results();
+  EXPECT_EQ(counts[v1::ActionResult::APPLIED], 1u);
+  EXPECT_EQ(counts[v1::ActionResult::CONFLICT], 2u);
+  EXPECT_EQ(counts[v1::ActionResult::FAILED], 0u);
+  EXPECT_EQ(counts[v1::ActionResult::DROPPED], 1u);
+  EXPECT_EQ(model_.now(), kT0 + 3s);
+
+  EXPECT_FALSE(deliver(result("r5", v1::ActionResult::APPLIED, kT0 + 4s),
+                       "gpuaas.v1.events.team-a.RayJob", 5));
+  EXPECT_NE(only_deadletter().reason().find("ActionResult"), std::string::npos);
+  EXPECT_EQ(counts[v1::ActionResult::APPLIED], 1u);
+}
+
 TEST_F(EventApplierTest, JsonMappedEventApplies) {
   auto ev = make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "ev-j", "script", kT0);
   std::string text;
@@ -381,13 +415,13 @@ TEST_F(EventApplierTest, PayloadOnTheWrongKindOfSubject) {
   EXPECT_EQ(only_deadletter().reason(), "metric samples on a non-metrics subject");
   EXPECT_FALSE(deliver(tick_event("t", kT0), "gpuaas.v1.events.a.Pod"));
   EXPECT_EQ(only_deadletter().reason(),
-            "queue events other than ticks are daemon output, not input");
+            "queue events other than ticks and action results are daemon output, not input");
   // Queue status is daemon output even on the ticks subject.
   auto status = make_event("s", "gpuaasd", kT0);
   status.mutable_queue()->mutable_workload_status()->set_state("Pending");
   EXPECT_FALSE(deliver(status, "gpuaas.v1.ticks"));
   EXPECT_EQ(only_deadletter().reason(),
-            "queue events other than ticks are daemon output, not input");
+            "queue events other than ticks and action results are daemon output, not input");
   EXPECT_TRUE(model_.pods().empty());
   EXPECT_EQ(model_.now(), EventTime{});
 }

@@ -45,6 +45,11 @@ class EventApplier {
   std::vector<std::pair<bus::Message, uint64_t>> take_deadletters() {
     return std::exchange(deadletters_, {});
   }
+  // Outcomes of actions reported by an applier (gpuaas-bridge), by ActionResult::Outcome.
+  const std::array<uint64_t, 5>& action_results() const { return action_results_; }
+
+  // The Kind token of the subject action results travel on: events.<namespace>.ActionResult.
+  static constexpr std::string_view kActionResultKind = "ActionResult";
 
  private:
   bool reject(const Delivery& d, RejectReason why, const std::string& message,
@@ -52,6 +57,7 @@ class EventApplier {
   bool apply_object(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
                     EventTime time, ClusterModel& model);
   bool apply_metrics(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
+  bool apply_action_result(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
 
   bus::Subjects subjects_;
   std::string source_;
@@ -61,6 +67,8 @@ class EventApplier {
   std::vector<std::pair<bus::Message, uint64_t>> deadletters_;
   std::array<telemetry::Counter*, 3> applied_{};  // object, metrics, tick
   std::array<telemetry::Counter*, static_cast<int>(RejectReason::kCount)> rejected_{};
+  std::array<uint64_t, 5> action_results_{};
+  std::array<telemetry::Counter*, 5> action_result_counters_{};
 };
 
 }  // namespace gpuaas::core

@@ -28,6 +28,8 @@ inline constexpr std::string_view kTypeObjectDeleted = "io.gpuaas.v1.object.dele
 inline constexpr std::string_view kTypeMetrics = "io.gpuaas.v1.metrics";
 inline constexpr std::string_view kTypeTick = "io.gpuaas.v1.tick";
 inline constexpr std::string_view kTypeAction = "io.gpuaas.v1.action";
+inline constexpr std::string_view kTypeActionResult = "io.gpuaas.v1.action.result";
+inline constexpr std::string_view kTypeQueueStatus = "io.gpuaas.v1.queue.status";
 inline constexpr std::string_view kTypeDeadLetter = "io.gpuaas.v1.deadletter";
 
 // The envelope's attributes, filled in: type from the payload, time as given.

@@ -16,6 +16,12 @@ struct IntakeStats {
   uint64_t snapshots_written = 0;
   uint64_t snapshots_refused = 0;  // found but unusable (another version, damaged)
   uint64_t snapshot_bytes = 0;     // of the last one
+  // Outcomes of actions reported back by the applier (ActionResult events): applied, conflict,
+  // failed, dropped. Counted since this process started.
+  uint64_t action_results_applied = 0;
+  uint64_t action_results_conflict = 0;
+  uint64_t action_results_failed = 0;
+  uint64_t action_results_dropped = 0;
 };
 
 }  // namespace gpuaas::core
