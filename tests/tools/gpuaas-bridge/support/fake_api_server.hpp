@@ -16,10 +16,10 @@ namespace gpuaas::bridge {
 
 class FakeApiServer {
  public:
-  // Plain HTTP; with a PEM cert+key (one file each) HTTPS. Throws std::runtime_error on failure.
+  // Plain HTTP. Throws std::runtime_error on failure.
   static std::unique_ptr<FakeApiServer> start();
-  static std::unique_ptr<FakeApiServer> start_tls(const std::string& cert_file,
-                                                  const std::string& key_file);
+  // HTTPS with one PEM file holding the certificate and its key (civetweb's ssl_certificate).
+  static std::unique_ptr<FakeApiServer> start_tls(const std::string& pem_file);
   ~FakeApiServer();
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
@@ -45,6 +45,9 @@ class FakeApiServer {
   void forget_history_before(const std::string& resource_version);
   // ... or an ERROR event with this code on open watches (which then end).
   void send_error_event(int code);
+  // A watch from before the history window gets 200 and an ERROR event (code 410) instead of an
+  // HTTP 410, as the real API server's watch cache answers.
+  void gone_as_error_event(bool on);
   // The next request with this method whose path starts with the prefix gets this status and a
   // Status body (e.g. 409 Conflict, 429, 500). Several queue up in order.
   void fail_next(const std::string& method, const std::string& path_prefix, int status,
