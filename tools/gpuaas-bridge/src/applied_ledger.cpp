@@ -1,0 +1,77 @@
+#include "applied_ledger.hpp"
+
+#include <charconv>
+
+namespace gpuaas::bridge {
+namespace {
+constexpr const char* kEpochKey = "epoch";
+}
+
+AppliedLedger::AppliedLedger(std::unique_ptr<bus::KeyValue> kv) : kv_(std::move(kv)) {}
+
+std::string AppliedLedger::key_of(const std::string& decision_id) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string key = "applied.";
+  for (unsigned char c : decision_id) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+        c == '-') {
+      key.push_back(static_cast<char>(c));
+    } else {
+      key.push_back('=');
+      key.push_back(kHex[c >> 4]);
+      key.push_back(kHex[c & 15]);
+    }
+  }
+  return key;
+}
+
+Result<bool> AppliedLedger::seen(const std::string& decision_id) {
+  std::lock_guard lock(mu_);
+  if (known_.count(decision_id) != 0) return true;
+  if (!kv_) return false;
+  auto e = kv_->get(key_of(decision_id));
+  if (!e) return e.status();
+  if (e->has_value()) known_.insert(decision_id);
+  return e->has_value();
+}
+
+Status AppliedLedger::record(const std::string& decision_id, const std::string& outcome) {
+  std::lock_guard lock(mu_);
+  if (kv_) {
+    auto r = kv_->put(key_of(decision_id), outcome);
+    if (!r) return r.status();
+  }
+  known_.insert(decision_id);
+  return Status::ok();
+}
+
+Result<uint64_t> AppliedLedger::highest_epoch() {
+  std::lock_guard lock(mu_);
+  if (epoch_) return *epoch_;
+  uint64_t v = 0;
+  if (kv_) {
+    auto e = kv_->get(kEpochKey);
+    if (!e) return e.status();
+    if (e->has_value()) {
+      const std::string& s = (*e)->value;
+      std::from_chars(s.data(), s.data() + s.size(), v);
+    }
+  }
+  epoch_ = v;
+  return v;
+}
+
+Status AppliedLedger::raise_epoch(uint64_t epoch) {
+  auto current = highest_epoch();
+  if (!current) return current.status();
+  if (epoch <= *current) return Status::ok();
+  std::lock_guard lock(mu_);
+  if (kv_) {
+    auto r = kv_->put(kEpochKey, std::to_string(epoch));
+    if (!r) return r.status();
+  }
+  epoch_ = epoch;
+  return Status::ok();
+}
+
+}  // namespace gpuaas::bridge

@@ -1,0 +1,46 @@
+// gpuaas-bridge's own metrics (its /metrics): watch restarts, relists, events published, actions
+// by outcome, Kubernetes API latency by verb. Families are registered once; children are made on
+// first use and kept (the label sets are small and fixed).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "gpuaas/telemetry/counter.hpp"
+#include "gpuaas/telemetry/family.hpp"
+#include "gpuaas/telemetry/gauge.hpp"
+#include "gpuaas/telemetry/histogram.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::bridge {
+
+class BridgeMetrics {
+ public:
+  explicit BridgeMetrics(telemetry::Registry& registry);
+
+  void watch_restart(const std::string& kind);  // a watch request began again (normal or not)
+  void relist(const std::string& kind);         // a full list after 410 or an error
+  void events_published(const std::string& kind, uint64_t n = 1);
+  void action(const std::string& outcome);  // applied, conflict, failed, dropped, repeat
+  void api_request(const std::string& verb, long status, double seconds);
+  void metric_samples(uint64_t n);
+  void scrape_error();
+
+ private:
+  telemetry::Counter& child(telemetry::Family<telemetry::Counter>& f, const std::string& label,
+                            const std::string& value);
+  std::mutex mu_;
+  telemetry::Family<telemetry::Counter>& watch_restarts_;
+  telemetry::Family<telemetry::Counter>& relists_;
+  telemetry::Family<telemetry::Counter>& events_;
+  telemetry::Family<telemetry::Counter>& actions_;
+  telemetry::Family<telemetry::Counter>& api_requests_;
+  telemetry::Family<telemetry::Histogram>& api_latency_;
+  telemetry::Counter& samples_;
+  telemetry::Counter& scrape_errors_;
+  std::map<std::string, telemetry::Histogram*> latency_;
+};
+
+}  // namespace gpuaas::bridge
