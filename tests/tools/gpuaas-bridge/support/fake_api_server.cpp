@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <civetweb.h>
+#include <dlfcn.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -227,9 +228,20 @@ FakeApiServer::~FakeApiServer() {
 
 namespace {
 
-std::unique_ptr<FakeApiServer::Impl> StartImpl(const std::string& pem_file) {
-  static std::once_flag once;
-  std::call_once(once, [] { mg_init_library(MG_FEATURES_TLS); });
+std::unique_ptr<FakeApiServer::Impl> StartImpl(const std::string& pem_file,
+                                               const std::string& tls_shim,
+                                               const std::string& client_ca_file) {
+  static std::mutex init_mutex;
+  {
+    std::lock_guard lock(init_mutex);
+    if (!tls_shim.empty() && dlopen(tls_shim.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
+      const char* why = dlerror();
+      throw std::runtime_error("FakeApiServer: cannot load the TLS shim " + tls_shim + ": " +
+                               (why != nullptr ? why : "?"));
+    }
+    // Reference counted by civetweb; TLS is initialised the first time it is asked for.
+    mg_init_library(pem_file.empty() ? 0 : MG_FEATURES_TLS);
+  }
   auto impl = std::make_unique<FakeApiServer::Impl>();
   impl->tls = !pem_file.empty();
   const std::string ports = impl->tls ? "127.0.0.1:0s" : "127.0.0.1:0";
@@ -238,6 +250,12 @@ std::unique_ptr<FakeApiServer::Impl> StartImpl(const std::string& pem_file) {
   if (impl->tls) {
     options.push_back("ssl_certificate");
     options.push_back(pem_file.c_str());
+  }
+  if (!client_ca_file.empty()) {
+    options.push_back("ssl_verify_peer");
+    options.push_back("yes");
+    options.push_back("ssl_ca_file");
+    options.push_back(client_ca_file.c_str());
   }
   options.push_back(nullptr);
   mg_callbacks callbacks{};
@@ -268,11 +286,14 @@ std::unique_ptr<FakeApiServer::Impl> StartImpl(const std::string& pem_file) {
 }  // namespace
 
 std::unique_ptr<FakeApiServer> FakeApiServer::start() {
-  return std::unique_ptr<FakeApiServer>(new FakeApiServer(StartImpl("")));
+  return std::unique_ptr<FakeApiServer>(new FakeApiServer(StartImpl("", "", "")));
 }
 
-std::unique_ptr<FakeApiServer> FakeApiServer::start_tls(const std::string& pem_file) {
-  return std::unique_ptr<FakeApiServer>(new FakeApiServer(StartImpl(pem_file)));
+std::unique_ptr<FakeApiServer> FakeApiServer::start_tls(const std::string& pem_file,
+                                                        const std::string& tls_shim,
+                                                        const std::string& client_ca_file) {
+  return std::unique_ptr<FakeApiServer>(
+      new FakeApiServer(StartImpl(pem_file, tls_shim, client_ca_file)));
 }
 
 std::string FakeApiServer::url() const {

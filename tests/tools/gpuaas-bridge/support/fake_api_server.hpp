@@ -19,7 +19,11 @@ class FakeApiServer {
   // Plain HTTP. Throws std::runtime_error on failure.
   static std::unique_ptr<FakeApiServer> start();
   // HTTPS with one PEM file holding the certificate and its key (civetweb's ssl_certificate).
-  static std::unique_ptr<FakeApiServer> start_tls(const std::string& pem_file);
+  // civetweb 1.15 with OpenSSL 3 needs the shim of docs/bridge-webhook.md: `tls_shim` is its path
+  // (dlopened first). With client_ca_file, clients must present a certificate signed by it.
+  static std::unique_ptr<FakeApiServer> start_tls(const std::string& pem_file,
+                                                  const std::string& tls_shim,
+                                                  const std::string& client_ca_file = "");
   ~FakeApiServer();
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
