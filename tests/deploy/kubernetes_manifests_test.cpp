@@ -11,6 +11,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <regex>
@@ -434,6 +435,34 @@ TEST(KubernetesManifests, WebhookHoldsEveryPluginKind) {
   std::string dns = svc["metadata"]["name"].as<std::string>() + "." +
                     svc["metadata"]["namespace"].as<std::string>() + ".svc";
   EXPECT_EQ(cert["spec"]["dnsNames"][0].as<std::string>(), dns);
+}
+
+// The Secret is made by hand (docs/install.md): its command makes every key a manifest reads.
+TEST(KubernetesManifests, InstallGuideMakesEverySecretKeyTheManifestsRead) {
+  std::set<std::string> read;
+  std::function<void(const YAML::Node&)> walk = [&](const YAML::Node& n) {
+    if (n.IsMap()) {
+      if (n["secretKeyRef"] &&
+          n["secretKeyRef"]["name"].as<std::string>() == "gpuaas-nats-passwords")
+        read.insert(n["secretKeyRef"]["key"].as<std::string>());
+      if (n["secret"] && n["secret"]["secretName"] &&
+          n["secret"]["secretName"].as<std::string>() == "gpuaas-nats-passwords") {
+        for (const auto& item : n["secret"]["items"]) read.insert(item["key"].as<std::string>());
+      }
+      for (const auto& kv : n) walk(kv.second);
+    } else if (n.IsSequence()) {
+      for (const auto& e : n) walk(e);
+    }
+  };
+  for (const auto& d : docs()) walk(d.node);
+  EXPECT_EQ(read.size(), 5u);
+  std::set<std::string> made;
+  std::string guide = read_text(kSource / "docs/install.md");
+  std::regex re("--from-literal=([A-Za-z0-9_-]+)=");
+  for (std::sregex_iterator it(guide.begin(), guide.end(), re), end; it != end; ++it) {
+    made.insert((*it)[1]);
+  }
+  EXPECT_EQ(made, read);
 }
 
 // The server configuration in the ConfigMap is deploy/nats's users plus the cluster block, and the
