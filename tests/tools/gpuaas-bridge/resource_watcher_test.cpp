@@ -46,7 +46,15 @@ class ResourceWatcherTest : public ::testing::Test {
     return copy;
   }
 
-  std::unique_ptr<ResourceWatcher> watcher(ResourceType type = kRayCluster, WatchOptions o = {}) {
+  // Streams here are closed at once on purpose: not a "very short watch" unless a test says so.
+  static WatchOptions quick() {
+    WatchOptions o;
+    o.min_watch_duration = std::chrono::milliseconds(0);
+    return o;
+  }
+
+  std::unique_ptr<ResourceWatcher> watcher(ResourceType type = kRayCluster,
+                                           WatchOptions o = quick()) {
     return std::make_unique<ResourceWatcher>(
         *client, type, [this](const ObjectChange& c) { changes.push_back(c); }, o);
   }
@@ -149,7 +157,7 @@ TEST_F(ResourceWatcherTest, BookmarksAdvanceTheResourceVersion) {
 
 TEST_F(ResourceWatcherTest, ServerTimeoutClosesTheStreamAndTheWatchResumesWithoutRepeats) {
   server->put(ray_named("a"));
-  WatchOptions options;
+  WatchOptions options = quick();
   options.timeout_seconds = 1;  // the fake server closes the stream after one second
   auto w = watcher(kRayCluster, options);
   ASSERT_EQ(w->step(), Step::kListed);
@@ -228,9 +236,33 @@ TEST_F(ResourceWatcherTest, ErrorEventOnAnOpenWatchRelistsWithoutRepeats) {
   EXPECT_EQ(w->stats().repeats_skipped, 1u);
 }
 
+TEST_F(ResourceWatcherTest, OtherErrorEventsBackOffAndReWatchFromTheLastVersion) {
+  server->put(ray_named("a"));
+  auto w = watcher();
+  ASSERT_EQ(w->step(), Step::kListed);
+  std::string seen_rv;
+  ASSERT_EQ(watch_step(*w,
+                       [&] {
+                         seen_rv = server->put(ray_named("b"));
+                         // Let the event through before the error cuts the stream.
+                         for (int i = 0; i < 400 && w->stats().resource_version != seen_rv; ++i) {
+                           std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                         }
+                         server->send_error_event(500);
+                       }),
+            Step::kFailed);
+  EXPECT_NE(w->last_error().find("500"), std::string::npos);
+  EXPECT_EQ(w->stats().relists, 0u);
+  ASSERT_EQ(watch_step(*w), Step::kWatched);
+  const auto watches = watch_requests();
+  ASSERT_EQ(watches.size(), 2u);
+  EXPECT_NE(watches[1].query.find("resourceVersion=" + seen_rv), std::string::npos);
+  EXPECT_EQ(changes.size(), 2u);
+}
+
 TEST_F(ResourceWatcherTest, ListsInPages) {
   for (int i = 0; i < 5; ++i) server->put(ray_named("r" + std::to_string(i)));
-  WatchOptions options;
+  WatchOptions options = quick();
   options.page_size = 2;
   auto w = watcher(kRayCluster, options);
   ASSERT_EQ(w->step(), Step::kListed);
@@ -249,7 +281,7 @@ TEST_F(ResourceWatcherTest, ListsInPages) {
 
 TEST_F(ResourceWatcherTest, FailuresBackOffDeterministicallyAndAHealthyWatchResets) {
   server->put(ray_named("a"));
-  WatchOptions options;
+  WatchOptions options = quick();
   options.seed = 99;
   auto w = watcher(kRayCluster, options);
   Backoff expected(options.backoff, options.seed);
@@ -281,6 +313,18 @@ TEST_F(ResourceWatcherTest, FailuresBackOffDeterministicallyAndAHealthyWatchRese
   EXPECT_EQ(w->stats().errors, 4u);
 }
 
+TEST_F(ResourceWatcherTest, AVeryShortEmptyWatchIsAFailure) {
+  server->put(ray_named("a"));
+  WatchOptions options;  // min_watch_duration 1 s, as in production
+  auto w = watcher(kRayCluster, options);
+  ASSERT_EQ(w->step(), Step::kListed);
+  EXPECT_EQ(watch_step(*w), Step::kFailed);  // closed at once with nothing in it
+  EXPECT_NE(w->last_error().find("very short watch"), std::string::npos);
+  EXPECT_GE(w->last_backoff().count(), 800);
+  // With an event in it, a short stream is fine.
+  EXPECT_EQ(watch_step(*w, [&] { server->put(ray_named("b")); }), Step::kWatched);
+}
+
 TEST_F(ResourceWatcherTest, RefusedConnectionBacksOff) {
   KubeAuth auth;
   auth.server = "http://127.0.0.1:1";
@@ -305,7 +349,8 @@ TEST_F(ResourceWatcherTest, PicksUpARotatedToken) {
   KubeClient rotating(auth);
   server->put(ray_named("a"));
   server->require_token("old");
-  ResourceWatcher w(rotating, kRayCluster, [this](const ObjectChange& c) { changes.push_back(c); });
+  ResourceWatcher w(
+      rotating, kRayCluster, [this](const ObjectChange& c) { changes.push_back(c); }, quick());
   ASSERT_EQ(w.step(), Step::kListed);
   std::ofstream(file) << "new";  // rotated by the kubelet ...
   server->require_token("new");  // ... and the old one is no longer accepted

@@ -198,10 +198,13 @@ ResourceWatcher::Step ResourceWatcher::step() {
       collection_path(type_) + "?watch=1&resourceVersion=" + UrlEncode(rv_) +
       "&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(options_.timeout_seconds);
   WatchStream decoder;
+  const auto started = std::chrono::steady_clock::now();
+  std::uint64_t received = 0;  // events of any type on this stream
   bool gone = false;
   int error_code = 0;
   std::string error_message;
   const auto handle = [&](WatchEvent& ev) {
+    ++received;
     switch (ev.type) {
       case WatchEvent::Type::kAdded:
       case WatchEvent::Type::kModified:
@@ -267,6 +270,10 @@ ResourceWatcher::Step ResourceWatcher::step() {
   if (!answered) {
     return fail("watch " + path + ": " +
                 (r.error.empty() ? "HTTP " + std::to_string(r.status) + " " + r.body : r.error));
+  }
+  if (received == 0 && r.error.empty() &&
+      std::chrono::steady_clock::now() - started < options_.min_watch_duration) {
+    return fail("watch " + path + ": very short watch (closed at once, no events)");
   }
   // A stream that ended normally (server timeout, close) was healthy; one cut by a transport
   // error is re-watched from where it got to, without forgetting earlier failures.

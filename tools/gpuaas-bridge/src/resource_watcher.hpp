@@ -42,6 +42,9 @@ struct WatchOptions {
   int page_size = 500;
   BackoffOptions backoff;
   std::uint64_t seed = 0;
+  // A watch that ends sooner than this without a single event is a failure (backed off), as in
+  // client-go's "very short watch": a proxy that closes every stream must not cause a hot loop.
+  std::chrono::milliseconds min_watch_duration{1000};
 };
 
 class ResourceWatcher {

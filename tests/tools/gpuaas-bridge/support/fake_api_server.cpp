@@ -126,7 +126,9 @@ struct FakeApiServer::Impl {
       std::string out;
       if (store.error_seq != my_error) {
         out = json{{"type", "ERROR"},
-                   {"object", StatusBody(store.error_code, "Expired", "injected error")}}
+                   {"object", StatusBody(store.error_code, StatusReason(store.error_code),
+                                         store.error_code == 410 ? "too old resource version"
+                                                                 : "injected watch error")}}
                   .dump() +
               "\n";
         lock.unlock();

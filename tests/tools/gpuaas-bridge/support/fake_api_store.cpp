@@ -8,7 +8,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string Reason(int code) {
+}  // namespace
+
+std::string StatusReason(int code) {
   switch (code) {
     case 400:
       return "BadRequest";
@@ -41,8 +43,10 @@ std::string Reason(int code) {
   }
 }
 
+namespace {
+
 Reply Fail(int code, const std::string& message, const std::string& reason = "") {
-  return {code, StatusBody(code, reason.empty() ? Reason(code) : reason, message)};
+  return {code, StatusBody(code, reason.empty() ? StatusReason(code) : reason, message)};
 }
 
 int HexValue(char c) {
@@ -269,7 +273,7 @@ Reply FakeStore::handle(const FakeApiServer::Request& request, const Query& quer
   for (auto it = failures.begin(); it != failures.end(); ++it) {
     if ((it->method.empty() || it->method == request.method) &&
         request.path.starts_with(it->prefix)) {
-      Reply reply = Fail(it->status, it->message.empty() ? Reason(it->status) : it->message);
+      Reply reply = Fail(it->status, it->message.empty() ? StatusReason(it->status) : it->message);
       failures.erase(it);
       return reply;
     }

@@ -19,6 +19,8 @@ namespace gpuaas::bridge {
 
 // A Kubernetes Status body: {"kind":"Status","apiVersion":"v1","status":"Failure",...}.
 nlohmann::json StatusBody(int code, const std::string& reason, const std::string& message);
+// The Status reason the API server gives with an HTTP code (409 -> "Conflict", 410 -> "Expired").
+std::string StatusReason(int code);
 
 // A decoded query string.
 class Query {
