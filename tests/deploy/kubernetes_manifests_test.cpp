@@ -467,7 +467,7 @@ TEST(KubernetesManifests, InstallGuideMakesEverySecretKeyTheManifestsRead) {
 
 // The server configuration in the ConfigMap is deploy/nats's users plus the cluster block, and the
 // real nats-server accepts it with the environment the StatefulSet gives it.
-TEST(KubernetesManifests, NatsConfigIsAcceptedByNatsServer) {
+TEST(KubernetesManifests, NatsConfigIsAcceptedAndClientsNameEveryServer) {
   std::string conf = config_text("nats-config", "nats-server.conf");
   auto users = [](const std::string& text) {
     std::set<std::string> out;
@@ -479,6 +479,18 @@ TEST(KubernetesManifests, NatsConfigIsAcceptedByNatsServer) {
   };
   EXPECT_EQ(users(conf), users(read_text(kSource / "deploy/nats/nats-server.conf")));
   EXPECT_NE(conf.find("cluster {"), std::string::npos);
+  // Routes, gpuaasd and the bridge name every server of the StatefulSet by its stable DNS name.
+  std::string servers;
+  for (int i = 0; i < find("StatefulSet", "nats")["spec"]["replicas"].as<int>(); ++i) {
+    std::string host = "nats-" + std::to_string(i) + ".nats.gpuaas-system.svc";
+    servers += (i == 0 ? "" : ",") + ("nats://" + host + ":4222");
+    EXPECT_NE(conf.find("nats-route://" + host + ":6222"), std::string::npos) << host;
+  }
+  auto gpuaasd_cfg = YAML::Load(config_text("gpuaasd-config", "gpuaasd.yaml"));
+  EXPECT_EQ(gpuaasd_cfg["server"].as<std::string>(), servers);
+  EXPECT_EQ(
+      YAML::Load(config_text("gpuaas-bridge-config", "bridge.yaml"))["server"].as<std::string>(),
+      servers);
 
   auto dir = gpuaas::testing::temp_dir("k8s-nats");
   std::ofstream(dir + "/nats-server.conf") << conf;
