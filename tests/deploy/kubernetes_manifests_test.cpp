@@ -223,6 +223,14 @@ TEST(KubernetesManifests, GpuaasdConfigLoadsWithTheDaemonsLoader) {
   ASSERT_EQ(cfg.policy_files.size(), 1u);
   EXPECT_TRUE(mounted(c, cfg.policy_files[0]));
   EXPECT_EQ(cfg.admin_listen, "0.0.0.0:9464");
+  // Each plugin accepts its pluginConfig (create() would refuse it otherwise).
+  gpuaas::core::PluginHostOptions options;
+  options.config_json = cfg.plugin_config_json;
+  gpuaas::core::PluginHost host(nullptr, options);
+  for (const auto& r : host.load_directory(fs::path(GPUAAS_BIN_DIR) / ".." / "plugins")) {
+    ADD_FAILURE() << r.path << ": " << r.reason;
+  }
+  EXPECT_EQ(host.plugins().size(), 5u);
   fs::remove_all(dir);
 }
 
