@@ -10,7 +10,7 @@ find_package(simdjson REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
-find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # sha256 of plugin libraries
+find_package(OpenSSL REQUIRED COMPONENTS Crypto SSL)  # sha256 of plugin libraries; the TLS shim
 
 # Debian's civetweb CMake config names a binary that is not shipped: find the library directly.
 find_library(CIVETWEB_LIBRARY NAMES civetweb REQUIRED)

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "bridge_metrics.hpp"
+#include "gpuaas/core/daemon_config.hpp"
 #include "gpuaas/core/event_codec.hpp"
 
 namespace gpuaas::bridge {
@@ -254,6 +255,17 @@ Status ActionApplier::run(bus::Bus& bus, const bus::ConsumerSettings& consumer) 
     if (!whole) std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   return Status::ok();
+}
+
+bus::ConsumerSettings action_consumer_settings(const BridgeConfig& cfg) {
+  bus::ConsumerSettings c;
+  c.stream = core::default_config(cfg.root).actions_stream.name;
+  c.durable = cfg.actions.consumer;
+  c.fetch_batch = 64;
+  c.fetch_wait = std::chrono::milliseconds(500);
+  c.ack_wait = std::chrono::seconds(120);  // a batch may wait on API retries
+  c.max_ack_pending = 1024;
+  return c;
 }
 
 }  // namespace gpuaas::bridge

@@ -38,6 +38,9 @@ struct ApiCall {
 };
 Result<ApiCall> api_call_for(const v1::Action& action, const BridgeConfig& cfg);
 
+// The durable consumer on the actions stream under the configuration's root.
+bus::ConsumerSettings action_consumer_settings(const BridgeConfig& cfg);
+
 class ActionApplier {
  public:
   // Called after each applied action (Kubernetes Events, the status annotation).

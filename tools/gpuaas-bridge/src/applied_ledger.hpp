@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "gpuaas/base/status.hpp"
+#include "bridge_config.hpp"
 #include "gpuaas/bus/key_value.hpp"
 
 namespace gpuaas::bridge {
@@ -40,5 +41,8 @@ class AppliedLedger {
   std::unordered_set<std::string> known_;
   std::optional<uint64_t> epoch_;
 };
+
+// The bucket under the configuration's root: <ROOT>_BRIDGE unless actions.stateBucket names one.
+bus::KvSettings ledger_settings(const BridgeConfig& cfg);
 
 }  // namespace gpuaas::bridge

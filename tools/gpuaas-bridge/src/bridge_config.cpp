@@ -150,7 +150,7 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
                              [&](const YAML::Node& v) {
                                auto rules = parse_hold_rules(v, path);
                                if (!rules) return rules.status();
-                               w.holds = std::move(rules).value();
+                               w.holds = with_overrides(default_hold_rules(), *rules);
                                return Status::ok();
                              }}},
                            "webhook");

@@ -54,7 +54,7 @@ struct BridgeConfig {
     std::string cert_file = "/etc/gpuaas/webhook/tls.crt";
     std::string key_file = "/etc/gpuaas/webhook/tls.key";
     std::string queue_label = kDefaultQueueLabel;
-    std::vector<HoldRule> holds = default_hold_rules();  // how each kind is held
+    std::vector<HoldRule> holds = default_hold_rules();  // `holds:` overrides these by kind
   } webhook;
 
   struct Metrics {

@@ -1,0 +1,178 @@
+// gpuaas-bridge: carries a Kubernetes cluster's objects and metrics onto NATS and applies the
+// actions gpuaasd decides. Thin: flags and the config file -> BridgeConfig, then Bridge does the work.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <iostream>
+
+#include "bridge.hpp"
+#include "bridge_config.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/core/logging.hpp"
+#include "gpuaas/telemetry/admin_server.hpp"
+#include "kube_auth.hpp"
+#include "kube_client.hpp"
+
+namespace {
+
+constexpr const char* kConfigHelp = R"(
+Configuration file (--config, YAML; flags win). Every key, with its default:
+  cluster: default               events' source is gpuaas-bridge/<cluster>
+  server: nats://127.0.0.1:4222  NATS URL ($GPUAAS_SERVER)
+  root: gpuaas                   subject root (gpuaas.v1.*)
+  nats: {user, passwordFile, token, tokenFile, nkey, nkeySeedFile, credentialsFile,
+         inboxPrefix, tls: {ca, cert, key, serverName}}     as gpuaasd's (docs/security.md);
+         $GPUAAS_NATS_PASSWORD / $GPUAAS_NATS_TOKEN when no file is given
+  kubernetes:
+    inCluster: true              service account token and CA under
+                                 /var/run/secrets/kubernetes.io/serviceaccount/,
+                                 KUBERNETES_SERVICE_HOST / _PORT
+    kubeconfig: ""               else this kubeconfig (server, CA, token or client certificate)
+    context: ""                  its context ("" = current-context)
+    tokenRefresh: 60s            the token file is re-read this often (it rotates)
+  resources:                     kinds watched and acted on; default: Node, Pod, RayCluster,
+    - {apiVersion: ray.io/v1,    RayJob, InferenceService, PyTorchJob, TFJob, MPIJob, TrainJob,
+       kind: RayCluster,         Notebook, Job, MachineSet (watched) and Machine, Eviction,
+       plural: rayclusters,      ProvisioningRequest, PodTemplate (acted on: watch: false)
+       namespaced: true, watch: true}
+  watch: {timeoutSeconds: 300, pageSize: 500}
+  actions:
+    apply: true                  false = advisory mode: read and report actions, apply none
+    consumer: gpuaas-bridge      durable consumer on <ROOT>_ACTIONS
+    stateBucket: ""              KV bucket of applied decision ids and the highest epoch
+                                 ("" = <ROOT>_BRIDGE)
+    stateReplicas: 1
+    reportEvents: true           a Kubernetes Event and the gpuaas.io/status annotation per decision
+  webhook:
+    listen: ""                   HTTPS address of POST /mutate, e.g. 0.0.0.0:9443 ("" = off)
+    certFile: /etc/gpuaas/webhook/tls.crt
+    keyFile: /etc/gpuaas/webhook/tls.key
+    queueLabel: kueue.x-k8s.io/queue-name
+    holds: [...]                 how each kind is held (docs/bridge-webhook.md)
+  metrics:
+    interval: 15s
+    scrape: [http://dcgm-exporter.gpu-operator:9400/metrics]   Prometheus targets
+    prometheus: {url: "", queries: [DCGM_FI_DEV_GPU_UTIL]}     or a Prometheus server
+  admin: 0.0.0.0:9465            the bridge's /metrics and /healthz ("" = off)
+Exit status: 0 stopped by a signal, 1 failed to start, 2 bad flags or configuration,
+3 NATS unreachable at start. See docs/bridge.md.)";
+
+void block_signals(sigset_t& set) {
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace bridge = gpuaas::bridge;
+  sigset_t signals;
+  block_signals(signals);
+
+  CLI::App app{"gpuaas-bridge: carries a Kubernetes cluster's objects and metrics onto NATS and "
+               "applies the actions gpuaasd decides"};
+  app.footer(kConfigHelp);
+  std::string config_file;
+  std::optional<std::string> server, kubeconfig, context, cluster, webhook, admin, log_format,
+      log_level;
+  bool advisory = false;
+  app.add_option("--config", config_file, "YAML configuration file")->check(CLI::ExistingFile);
+  app.add_option("--server", server, "NATS URL (default nats://127.0.0.1:4222 or $GPUAAS_SERVER)");
+  app.add_option("--kubeconfig", kubeconfig,
+                 "Use this kubeconfig instead of the in-cluster service account");
+  app.add_option("--context", context, "kubeconfig context (default: current-context)");
+  app.add_option("--cluster", cluster, "Cluster name in the events' source");
+  app.add_flag("--advisory", advisory,
+               "Advisory mode: publish events and report actions, apply none (actions.apply: "
+               "false)");
+  app.add_option("--webhook-listen", webhook, "HTTPS address of the admission webhook");
+  app.add_option("--admin", admin, "Address of /metrics and /healthz (default 0.0.0.0:9465)");
+  app.add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  bridge::BridgeConfig cfg = bridge::default_bridge_config();
+  if (const char* env = std::getenv("GPUAAS_SERVER"); env != nullptr && *env != '\0') {
+    cfg.nats.url = env;
+  }
+  if (!config_file.empty()) {
+    if (auto s = bridge::load_bridge_config(config_file, cfg); !s) {
+      std::cerr << "gpuaas-bridge: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  auto& n = cfg.nats;
+  auto from_env = [](const char* var, std::string& out) {
+    const char* env = std::getenv(var);
+    if (env != nullptr && *env != '\0') out = env;
+  };
+  if (!n.user.empty() && n.password.empty() && n.password_file.empty())
+    from_env("GPUAAS_NATS_PASSWORD", n.password);
+  if (n.user.empty() && n.token.empty() && n.token_file.empty() && n.nkey.empty() &&
+      n.credentials_file.empty())
+    from_env("GPUAAS_NATS_TOKEN", n.token);
+  if (server) cfg.nats.url = *server;
+  if (kubeconfig) {
+    cfg.kubernetes.in_cluster = false;
+    cfg.kubernetes.kubeconfig = *kubeconfig;
+  }
+  if (context) cfg.kubernetes.context = *context;
+  if (cluster) cfg.cluster = *cluster;
+  if (advisory) cfg.actions.apply = false;
+  if (webhook) cfg.webhook.listen = *webhook;
+  if (admin) cfg.admin = *admin;
+  if (auto s = gpuaas::core::setup_logging(log_format.value_or("text"), log_level.value_or("info"));
+      !s) {
+    std::cerr << "gpuaas-bridge: " << s.message() << "\n";
+    return 2;
+  }
+
+  auto auth = cfg.kubernetes.in_cluster
+                  ? bridge::in_cluster_auth()
+                  : bridge::kubeconfig_auth(cfg.kubernetes.kubeconfig, cfg.kubernetes.context);
+  if (!auth) {
+    spdlog::error("Kubernetes API: {}", auth.status().message());
+    return 1;
+  }
+  auth->token_refresh = cfg.kubernetes.token_refresh;
+  bridge::KubeClient kube(std::move(auth).value());
+
+  auto bus = gpuaas::bus::connect_nats(cfg.nats);
+  if (!bus) {
+    spdlog::error("{}", bus.status().message());
+    return 3;
+  }
+  auto registry = std::make_shared<gpuaas::telemetry::Registry>();
+  std::unique_ptr<gpuaas::telemetry::AdminServer> admin_server;
+  if (!cfg.admin.empty()) {
+    auto a = gpuaas::telemetry::AdminServer::Start(cfg.admin, registry);
+    if (!a) {
+      spdlog::error("admin server: {}", a.status().message());
+      return 1;
+    }
+    admin_server = std::move(a).value();
+    spdlog::info("/metrics on http://{}", admin_server->address());
+  }
+
+  bridge::Bridge b(cfg, **bus, kube, *registry);
+  if (auto s = b.start(); !s) {
+    spdlog::error("start: {}", s.message());
+    return 1;
+  }
+  spdlog::info("gpuaas-bridge running: cluster {}, {} on {}{}", cfg.cluster, kube.auth().server,
+               cfg.nats.url, cfg.actions.apply ? "" : " (advisory: actions are not applied)");
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {}: stopping", sig);
+  admin_server.reset();
+  b.stop();
+  (void)(*bus)->flush(std::chrono::seconds(2));
+  return 0;
+}
