@@ -3,6 +3,11 @@
 // (chunked JSON lines, bookmarks, timeouts, 410 Gone and ERROR events), get, create, merge patch,
 // delete and the /scale subresource, with Status bodies for errors. Tests change the store
 // directly and inject failures.
+// Like the real server: list items of built-in types (no dot in the group) come without kind and
+// apiVersion; a watch from resourceVersion "" or "0" starts with the current objects as ADDED;
+// a no-op patch changes no resourceVersion; a spec change bumps metadata.generation; pages of a
+// list share the first page's resourceVersion. Not modelled: field selectors, set-based label
+// selectors, server-side apply, admission, finalizers, compaction of continue tokens.
 #pragma once
 
 #include <memory>
@@ -65,6 +70,8 @@ class FakeApiServer {
   };
   std::vector<Request> requests() const;
   void clear_requests();
+  // Watches being served. A watch whose client went away (KubeClient::stop) counts until the
+  // server next writes to it, its timeoutSeconds (capped at 30 s) ends, or the server stops.
   int open_watches() const;
   // Waits (bounded, polling) until at least n watches are open; false on timeout.
   bool wait_for_watches(int n, int timeout_ms = 5000) const;

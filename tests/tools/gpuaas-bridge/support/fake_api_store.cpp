@@ -1,46 +1,22 @@
 #include "fake_api_store.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace gpuaas::bridge {
-namespace {
 
 using nlohmann::json;
 
-}  // namespace
-
 std::string StatusReason(int code) {
-  switch (code) {
-    case 400:
-      return "BadRequest";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "NotFound";
-    case 405:
-      return "MethodNotAllowed";
-    case 409:
-      return "Conflict";
-    case 410:
-      return "Expired";
-    case 415:
-      return "UnsupportedMediaType";
-    case 422:
-      return "Invalid";
-    case 429:
-      return "TooManyRequests";
-    case 500:
-      return "InternalError";
-    case 503:
-      return "ServiceUnavailable";
-    case 504:
-      return "Timeout";
-    default:
-      return "Unknown";
-  }
+  static const std::map<int, std::string> kReasons = {
+      {400, "BadRequest"},      {401, "Unauthorized"},         {403, "Forbidden"},
+      {404, "NotFound"},        {405, "MethodNotAllowed"},     {409, "Conflict"},
+      {410, "Expired"},         {415, "UnsupportedMediaType"}, {422, "Invalid"},
+      {429, "TooManyRequests"}, {500, "InternalError"},        {503, "ServiceUnavailable"},
+      {504, "Timeout"}};
+  const auto it = kReasons.find(code);
+  return it != kReasons.end() ? it->second : "Unknown";
 }
 
 namespace {
