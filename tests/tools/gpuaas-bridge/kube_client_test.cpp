@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -208,6 +210,26 @@ TEST_F(KubeClientTest, StreamReturnsAStatusBodyInsteadOfStreamingIt) {
   EXPECT_EQ(r.status, 410);
   EXPECT_FALSE(called);
   EXPECT_EQ(json::parse(r.body)["code"], 410);
+}
+
+TEST_F(KubeClientTest, ConcurrentRequestsFromManyThreadsAndTheLatencyHook) {
+  KubeClient c = client();
+  std::mutex mutex;
+  std::map<std::string, int> by_verb;
+  c.on_request([&](const std::string& method, long status, double seconds) {
+    std::lock_guard lock(mutex);
+    if (status == 200 && seconds >= 0) ++by_verb[method];
+  });
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) ok += c.request("GET", "/api/v1/nodes").ok() ? 1 : 0;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 40);
+  EXPECT_EQ(by_verb["GET"], 40);
 }
 
 TEST_F(KubeClientTest, RefusedConnectionIsATransportError) {
