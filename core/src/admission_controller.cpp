@@ -223,6 +223,8 @@ void AdmissionController::Impl::remove_object(ClusterModel& model, const std::st
   accounting.forget(key);
   first_seen.erase(key);
   admitted.erase(key);
+  admit_requests.erase(key);
+  reissue.erase(key);
   book.states().erase(key);
   gated.erase(key);
   max_wait_reported.erase(key);
@@ -269,6 +271,7 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
   decisions.insert(decisions.end(), std::make_move_iterator(passed.begin()),
                    std::make_move_iterator(passed.end()));
   s.emit(model, event_id, std::move(decisions));
+  if (!s.reissue.empty()) s.reissue_pass(model, event_id);
   s.gate_pass(model, event_id);
   if (s.scaler.due(model.now())) s.scale_pass(model, event_id);
   for (const auto& ch : changes) {

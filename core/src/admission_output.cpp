@@ -233,6 +233,12 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
     if (const auto* v = model.view_of(d.workload); v && v->demand)
       for (const auto& ps : v->demand->pod_sets()) pod_sets.push_back(ps.name());
     const std::string hint = admit ? placement_json(d, pod_sets).dump() : std::string();
+    if (admit) {
+      admit_requests[d.workload] = {req.SerializeAsString(), hint};
+    } else {
+      admit_requests.erase(d.workload);
+      reissue.erase(d.workload);
+    }
     // A workload queued again after idle reclaim released its quota comes back the way it left.
     const WorkloadAction action =
         admit ? admit_action(model, d.workload) : WorkloadAction::kSuspend;
@@ -253,6 +259,44 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
     if (!x.known) continue;
     publish_status(model, *obj, x, event_id);
   }
+}
+
+// A conflict means the object changed after the daemon decided: the decision stands (the quota is
+// reserved), so the same admission is patched again onto the version the model now has. Until a
+// newer version has arrived the patch would conflict again, so it waits for one.
+void AdmissionController::Impl::reissue_pass(ClusterModel& model, std::string_view event_id) {
+  for (auto it = reissue.begin(); it != reissue.end();) {
+    const KubeObject* obj = model.object(it->first);
+    auto req_it = admit_requests.find(it->first);
+    if (obj == nullptr || !admitted.count(it->first) || req_it == admit_requests.end()) {
+      it = reissue.erase(it);  // gone, preempted or finished meanwhile: nothing to redo
+      continue;
+    }
+    if (obj->meta.resource_version == it->second.second) {
+      ++it;
+      continue;
+    }
+    v1::ActionRequest req;
+    req.ParseFromString(req_it->second.first);
+    spdlog::info("{} {}/{}: admission met a conflict at resourceVersion {}; patching again at {}",
+                 obj->meta.kind, obj->meta.namespace_, obj->meta.name, it->second.second,
+                 obj->meta.resource_version);
+    publish(model, *obj, admit_action(model, it->first), req, it->second.first,
+            req_it->second.second, event_id);
+    it = reissue.erase(it);
+  }
+}
+
+void AdmissionController::action_result(const v1::ActionResult& r) {
+  auto& s = *impl_;
+  if (r.outcome() != v1::ActionResult::CONFLICT || r.rule().rfind("admission/", 0) != 0) return;
+  ObjectMeta m;
+  m.api_version = r.target().api_version();
+  m.kind = r.target().kind();
+  m.namespace_ = r.target().namespace_();
+  m.name = r.target().name();
+  const std::string key = ClusterModel::key_of(m);
+  if (s.admitted.count(key)) s.reissue[key] = {r.rule(), r.resource_version()};
 }
 
 std::string AdmissionController::explain_json(std::string_view request,

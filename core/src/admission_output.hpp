@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -95,6 +96,13 @@ struct AdmissionController::Impl {
   std::set<std::string> gate_candidates;    // notebooks seen this event that a policy gates
   std::set<std::string> gated;              // stopped by the gate, not yet admitted
   std::set<std::string> max_wait_reported;  // notebooks reported for waiting past maxWait
+  // The admission last published per admitted workload: its ActionRequest (serialized) and
+  // placement hint, so a patch that met a conflict can be published again from a newer object.
+  std::map<std::string, std::pair<std::string, std::string>> admit_requests;
+  // Admissions that met a CONFLICT: the rule and the resourceVersion the patch was based on. Sent
+  // again once the object in the model has another resourceVersion.
+  std::map<std::string, std::pair<std::string, std::string>> reissue;
+  void reissue_pass(ClusterModel& model, std::string_view event_id);
 
   telemetry::Registry* registry = nullptr;
   telemetry::Counter* reloads_applied = nullptr;

@@ -13,7 +13,8 @@ namespace gpuaas::core {
 void AdmissionController::save_state(base::ArchiveWriter& w) const {
   const Impl& s = *impl_;
   w(s.policy_text, s.first_seen, s.admitted, s.queued, s.managed_pods, s.managed_requests,
-    s.next_reclaim, s.samples_seen, s.gate_candidates, s.gated, s.max_wait_reported);
+    s.next_reclaim, s.samples_seen, s.gate_candidates, s.gated, s.max_wait_reported,
+    s.admit_requests, s.reissue);
   if (!s.scheduler) return;
   s.scheduler->save_state(w);
   s.book.save_state(w);
@@ -24,7 +25,8 @@ void AdmissionController::save_state(base::ArchiveWriter& w) const {
 void AdmissionController::load_state(base::ArchiveReader& r) {
   Impl& s = *impl_;
   r(s.policy_text, s.first_seen, s.admitted, s.queued, s.managed_pods, s.managed_requests,
-    s.next_reclaim, s.samples_seen, s.gate_candidates, s.gated, s.max_wait_reported);
+    s.next_reclaim, s.samples_seen, s.gate_candidates, s.gated, s.max_wait_reported,
+    s.admit_requests, s.reissue);
   if (!r.ok() || s.policy_text.empty()) return;
   std::string error;
   auto set = Impl::parse_policy(s.policy_text, &error);

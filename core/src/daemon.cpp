@@ -178,6 +178,7 @@ std::size_t Daemon::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
       if (!applier_->apply(d, model_)) {
         ++st.deadlettered;
       } else if (admission_) {
+        if (const auto* r = applier_->take_action_result()) admission_->action_result(*r);
         admission_->after_event(model_, applier_->last_event_id());
         for (auto& m : admission_->take_output()) output.emplace_back(std::move(m), seq);
       }

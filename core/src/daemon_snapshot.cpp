@@ -24,7 +24,7 @@ namespace gpuaas::core {
 namespace {
 
 constexpr std::string_view kMagic = "gpuaas-snapshot";
-constexpr uint32_t kSchema = 1;  // bump when any archived field list changes
+constexpr uint32_t kSchema = 2;  // bump when any archived field list changes
 constexpr uint32_t kEndMark = 0x454e4421;
 
 struct Header {

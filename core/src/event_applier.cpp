@@ -134,6 +134,7 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
 
 bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
   event_id_ = {};
+  has_result_ = false;
   auto at = subjects_.parse(d.subject);
   if (!at || (at->category != bus::SubjectCategory::kEvents &&
               at->category != bus::SubjectCategory::kMetrics &&
@@ -223,6 +224,7 @@ bool EventApplier::apply_action_result(const Delivery& d, const bus::ParsedSubje
   }
   model.advance(event_time_of(event_));
   ++action_results_[outcome];
+  has_result_ = true;
   if (auto* c = action_result_counters_[outcome]) c->Increment();
   if (r.outcome() != v1::ActionResult::APPLIED) {
     spdlog::info("action {} ({} {}/{}, rule {}): {} (HTTP {}) {}", printable(r.decision_id()),

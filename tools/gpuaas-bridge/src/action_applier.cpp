@@ -184,6 +184,14 @@ Result<std::optional<v1::ActionResult>> ActionApplier::handle(const v1::Action& 
     }
   }
   *res.mutable_target() = a.target();
+  if (a.operation() == v1::Action::MERGE_PATCH) {
+    // The version the patch was conditioned on: after a conflict the daemon waits for a newer one.
+    auto body = json::parse(a.body_json(), nullptr, false);
+    if (body.is_object() && body.contains("metadata") && body["metadata"].is_object() &&
+        body["metadata"].contains("resourceVersion") &&
+        body["metadata"]["resourceVersion"].is_string())
+      res.set_resource_version(body["metadata"]["resourceVersion"].get<std::string>());
+  }
   res.set_decision_id(a.decision_id());
   res.set_rule(a.rule());
   res.set_epoch(a.epoch());

@@ -117,6 +117,15 @@ void DaemonDriver::metrics(const std::string& namespace_, v1::MetricBatch batch,
   impl_->queued.push_back(core::encode_event(ev, impl_->subjects.metrics(namespace_)));
 }
 
+void DaemonDriver::action_result(const v1::ActionResult& result, Time t) {
+  auto ev = core::make_event(impl_->id(), "gpuaas-sim",
+                             std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
+  *ev.mutable_queue()->mutable_action_result() = result;
+  ev.set_type(std::string(core::kTypeActionResult));
+  impl_->queued.push_back(
+      core::encode_event(ev, impl_->subjects.events(result.target().namespace_(), "ActionResult")));
+}
+
 void DaemonDriver::tick(Time t) {
   auto ev = core::make_event(impl_->id(), "gpuaas-sim",
                              std::chrono::time_point_cast<std::chrono::nanoseconds>(t));

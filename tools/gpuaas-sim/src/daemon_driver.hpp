@@ -34,6 +34,8 @@ class DaemonDriver {
   void object(Change change, const nlohmann::json& object, Time t);
   void metrics(const std::string& namespace_, v1::MetricBatch batch, Time t);
   void tick(Time t);
+  // What an applier (gpuaas-bridge) reports of an action: events.<namespace>.ActionResult.
+  void action_result(const v1::ActionResult& result, Time t);
   // Publishes what was queued, waits until the daemon applied all of it, and returns the
   // actions it published since the last call, in order.
   Result<std::vector<v1::Action>> settle();

@@ -45,6 +45,10 @@ class EventApplier {
   std::vector<std::pair<bus::Message, uint64_t>> take_deadletters() {
     return std::exchange(deadletters_, {});
   }
+  // The action result the last apply() took, once (nullptr when it was something else).
+  const v1::ActionResult* take_action_result() {
+    return std::exchange(has_result_, false) ? &event_.queue().action_result() : nullptr;
+  }
   // Outcomes of actions reported by an applier (gpuaas-bridge), by ActionResult::Outcome.
   const std::array<uint64_t, 5>& action_results() const { return action_results_; }
 
@@ -68,6 +72,7 @@ class EventApplier {
   std::array<telemetry::Counter*, 3> applied_{};  // object, metrics, tick
   std::array<telemetry::Counter*, static_cast<int>(RejectReason::kCount)> rejected_{};
   std::array<uint64_t, 5> action_results_{};
+  bool has_result_ = false;
   std::array<telemetry::Counter*, 5> action_result_counters_{};
 };
 
