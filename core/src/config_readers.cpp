@@ -75,5 +75,4 @@ std::map<std::string, Reader> nats_readers(const std::string& path, bus::NatsOpt
   };
 }
 
-
 }  // namespace gpuaas::core

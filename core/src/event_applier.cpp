@@ -97,7 +97,7 @@ EventApplier::EventApplier(bus::Subjects subjects, std::string source,
                       .Help("Outcomes of actions reported back by the applier (gpuaas-bridge).")
                       .Register(*registry);
   static constexpr std::array<const char*, 5> kOutcomes = {"unspecified", "applied", "conflict",
-                                                          "failed", "dropped"};
+                                                           "failed", "dropped"};
   for (std::size_t i = 0; i < kOutcomes.size(); ++i) {
     action_result_counters_[i] = &results.Add({{"outcome", kOutcomes[i]}});
   }

@@ -41,36 +41,37 @@ spec: {clusterQueue: batch}
 )";
 
 json node() {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", "l40s-1"}, {"labels", {{"nvidia.com/gpu.product", "NVIDIA-L40S"}}}}},
-          {"status",
-           {{"capacity", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
-            {"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
-            {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", "l40s-1"}, {"labels", {{"nvidia.com/gpu.product", "NVIDIA-L40S"}}}}},
+      {"status",
+       {{"capacity", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
+        {"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
+        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
 }
 
 json job(const std::string& rv, bool annotated = false) {
-  json j = {{"apiVersion", "batch/v1"},
-            {"kind", "Job"},
-            {"metadata",
-             {{"name", "train"},
-              {"namespace", "team-a"},
-              {"uid", "uid-train"},
-              {"resourceVersion", rv},
-              {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
-            {"spec",
-             {{"suspend", true},
-              {"parallelism", 1},
-              {"template",
-               {{"spec",
-                 {{"restartPolicy", "Never"},
-                  {"containers",
-                   json::array({{{"name", "main"},
-                                 {"image", "trainer"},
-                                 {"resources",
-                                  {{"requests", {{"cpu", "4"}, {"nvidia.com/gpu", "2"}}},
-                                   {"limits", {{"nvidia.com/gpu", "2"}}}}}}})}}}}}}}};
+  json j = {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", "train"},
+        {"namespace", "team-a"},
+        {"uid", "uid-train"},
+        {"resourceVersion", rv},
+        {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
+      {"spec",
+       {{"suspend", true},
+        {"parallelism", 1},
+        {"template",
+         {{"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", json::array({{{"name", "main"},
+                                         {"image", "trainer"},
+                                         {"resources",
+                                          {{"requests", {{"cpu", "4"}, {"nvidia.com/gpu", "2"}}},
+                                           {"limits", {{"nvidia.com/gpu", "2"}}}}}}})}}}}}}}};
   if (annotated) j["metadata"]["annotations"]["gpuaas.io/status"] = "{\"state\":\"Admitted\"}";
   return j;
 }

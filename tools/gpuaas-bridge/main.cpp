@@ -1,5 +1,6 @@
 // gpuaas-bridge: carries a Kubernetes cluster's objects and metrics onto NATS and applies the
-// actions gpuaasd decides. Thin: flags and the config file -> BridgeConfig, then Bridge does the work.
+// actions gpuaasd decides. Thin: flags and the config file -> BridgeConfig, then Bridge does the
+// work.
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -72,8 +73,9 @@ int main(int argc, char** argv) {
   sigset_t signals;
   block_signals(signals);
 
-  CLI::App app{"gpuaas-bridge: carries a Kubernetes cluster's objects and metrics onto NATS and "
-               "applies the actions gpuaasd decides"};
+  CLI::App app{
+      "gpuaas-bridge: carries a Kubernetes cluster's objects and metrics onto NATS and "
+      "applies the actions gpuaasd decides"};
   app.footer(kConfigHelp);
   std::string config_file;
   std::optional<std::string> server, kubeconfig, context, cluster, webhook, admin, log_format,
@@ -90,7 +92,8 @@ int main(int argc, char** argv) {
                "false)");
   app.add_option("--webhook-listen", webhook, "HTTPS address of the admission webhook");
   app.add_option("--admin", admin, "Address of /metrics and /healthz (default 0.0.0.0:9465)");
-  app.add_option("--log-format", log_format, "text or json")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--log-format", log_format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
   try {
     app.parse(argc, argv);

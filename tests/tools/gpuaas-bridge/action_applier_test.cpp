@@ -39,7 +39,8 @@ json manifest(const std::string& rel, const std::string& kind, const std::string
 }
 
 v1::Action action(const std::string& id, const json& object, v1::Action::Operation op,
-                  const json& body, uint64_t epoch = 0, const std::string& rule = "admission/quota") {
+                  const json& body, uint64_t epoch = 0,
+                  const std::string& rule = "admission/quota") {
   v1::Action a;
   a.mutable_target()->set_api_version(object["apiVersion"].get<std::string>());
   a.mutable_target()->set_kind(object["kind"].get<std::string>());
@@ -134,44 +135,47 @@ class ActionApplierTest : public testing::NatsServerTest {
 
 TEST(ApiCallTest, EachOperationBecomesTheRequestTheApiExpects) {
   const BridgeConfig cfg = default_bridge_config();
-  auto rayjob = json{{"apiVersion", "ray.io/v1"}, {"kind", "RayJob"},
+  auto rayjob = json{{"apiVersion", "ray.io/v1"},
+                     {"kind", "RayJob"},
                      {"metadata", {{"name", "j"}, {"namespace", "team-a"}}}};
-  auto call = api_call_for(action("d1", rayjob, v1::Action::MERGE_PATCH,
-                                  {{"spec", {{"suspend", false}}}}),
-                           cfg);
+  auto call = api_call_for(
+      action("d1", rayjob, v1::Action::MERGE_PATCH, {{"spec", {{"suspend", false}}}}), cfg);
   ASSERT_TRUE(call) << call.status().message();
   EXPECT_EQ(call->method, "PATCH");
   EXPECT_EQ(call->path, "/apis/ray.io/v1/namespaces/team-a/rayjobs/j");
   EXPECT_EQ(call->content_type, "application/merge-patch+json");
 
-  auto ms = json{{"apiVersion", "cluster.x-k8s.io/v1beta1"}, {"kind", "MachineSet"},
+  auto ms = json{{"apiVersion", "cluster.x-k8s.io/v1beta1"},
+                 {"kind", "MachineSet"},
                  {"metadata", {{"name", "gpu-a100"}, {"namespace", "capi"}}}};
   call = api_call_for(action("d2", ms, v1::Action::SCALE, {{"replicas", 3}}), cfg);
   ASSERT_TRUE(call) << call.status().message();
-  EXPECT_EQ(call->path, "/apis/cluster.x-k8s.io/v1beta1/namespaces/capi/machinesets/gpu-a100/scale");
+  EXPECT_EQ(call->path,
+            "/apis/cluster.x-k8s.io/v1beta1/namespaces/capi/machinesets/gpu-a100/scale");
   EXPECT_EQ(json::parse(call->body), (json{{"spec", {{"replicas", 3}}}}));
 
   auto node = json{{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "gpu-1"}}}};
-  call = api_call_for(action("d3", node, v1::Action::MERGE_PATCH,
-                             {{"spec", {{"unschedulable", true}}}}),
-                      cfg);
+  call = api_call_for(
+      action("d3", node, v1::Action::MERGE_PATCH, {{"spec", {{"unschedulable", true}}}}), cfg);
   ASSERT_TRUE(call);
   EXPECT_EQ(call->path, "/api/v1/nodes/gpu-1");
 
-  auto eviction = json{{"apiVersion", "policy/v1"}, {"kind", "Eviction"},
+  auto eviction = json{{"apiVersion", "policy/v1"},
+                       {"kind", "Eviction"},
                        {"metadata", {{"name", "p-1"}, {"namespace", "team-a"}}}};
   call = api_call_for(action("d4", eviction, v1::Action::CREATE, eviction), cfg);
   ASSERT_TRUE(call);
   EXPECT_EQ(call->method, "POST");
   EXPECT_EQ(call->path, "/api/v1/namespaces/team-a/pods/p-1/eviction");
 
-  auto pool = json{{"apiVersion", "gpuaas.io/v1alpha1"}, {"kind", "NodePool"},
-                   {"metadata", {{"name", "a100"}}}};
+  auto pool = json{
+      {"apiVersion", "gpuaas.io/v1alpha1"}, {"kind", "NodePool"}, {"metadata", {{"name", "a100"}}}};
   call = api_call_for(action("d5", pool, v1::Action::SCALE, {{"replicas", 2}}), cfg);
   ASSERT_FALSE(call);
   EXPECT_NE(call.status().message().find("MachineSet"), std::string::npos);
 
-  auto unknown = json{{"apiVersion", "example.com/v1"}, {"kind", "Widget"},
+  auto unknown = json{{"apiVersion", "example.com/v1"},
+                      {"kind", "Widget"},
                       {"metadata", {{"name", "w"}, {"namespace", "a"}}}};
   call = api_call_for(action("d6", unknown, v1::Action::DELETE, json::object()), cfg);
   ASSERT_FALSE(call);
@@ -195,9 +199,8 @@ TEST_F(ActionApplierTest, MergePatchIsAppliedAndReported) {
   auto job = manifest("kuberay/ray-job.sample.yaml", "RayJob", "team-a");
   job["spec"]["suspend"] = true;
   api_->put(job);
-  auto done = applier_->handle(action("e1/0", job, v1::Action::MERGE_PATCH,
-                                      {{"spec", {{"suspend", false}}}}),
-                               kNow);
+  auto done = applier_->handle(
+      action("e1/0", job, v1::Action::MERGE_PATCH, {{"spec", {{"suspend", false}}}}), kNow);
   ASSERT_TRUE(done) << done.status().message();
   ASSERT_TRUE(done->has_value());
   EXPECT_EQ((*done)->outcome(), v1::ActionResult::APPLIED);
@@ -270,8 +273,9 @@ TEST_F(ActionApplierTest, ActionFromAnOlderEpochIsDroppedAndReported) {
   EXPECT_EQ((*r)->outcome(), v1::ActionResult::DROPPED);
   EXPECT_NE((*r)->message().find("epoch 3"), std::string::npos);
   EXPECT_EQ(count_requests("PATCH", "/rayjobs/"), 1u);
-  EXPECT_EQ((*api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"]))["spec"]["suspend"],
-            false);
+  EXPECT_EQ(
+      (*api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"]))["spec"]["suspend"],
+      false);
   // The highest epoch outlives the process: a restarted bridge still refuses epoch 3.
   open_applier();
   r = applier_->handle(action("l3/1", job, v1::Action::MERGE_PATCH, suspend, 3), kNow);
@@ -300,13 +304,12 @@ TEST_F(ActionApplierTest, ScaleCreateAndDeleteUseTheirEndpoints) {
              {"metadata", {{"name", "gpu-a100"}, {"namespace", "capi"}}},
              {"spec", {{"replicas", 1}}}};
   api_->put(ms);
-  auto r = applier_->handle(action("s1/0", ms, v1::Action::SCALE, {{"replicas", 3}}, 0,
-                                   "scaleout/backlog"),
-                            kNow);
+  auto r = applier_->handle(
+      action("s1/0", ms, v1::Action::SCALE, {{"replicas", 3}}, 0, "scaleout/backlog"), kNow);
   ASSERT_TRUE(r && r->has_value());
   EXPECT_EQ((*r)->outcome(), v1::ActionResult::APPLIED) << (*r)->message();
-  EXPECT_EQ((*api_->get("cluster.x-k8s.io/v1beta1", "MachineSet", "capi", "gpu-a100"))["spec"]
-                                                                                   ["replicas"],
+  EXPECT_EQ((*api_->get("cluster.x-k8s.io/v1beta1", "MachineSet", "capi",
+                        "gpu-a100"))["spec"]["replicas"],
             3);
   EXPECT_EQ(count_requests("PATCH", "/machinesets/gpu-a100/scale"), 1u);
 
@@ -330,7 +333,8 @@ TEST_F(ActionApplierTest, ScaleCreateAndDeleteUseTheirEndpoints) {
                        kNow);
   ASSERT_TRUE(r && r->has_value());
   EXPECT_EQ((*r)->outcome(), v1::ActionResult::APPLIED);
-  EXPECT_FALSE(api_->get("autoscaling.x-k8s.io/v1", "ProvisioningRequest", "gpuaas-system", "pr-1"));
+  EXPECT_FALSE(
+      api_->get("autoscaling.x-k8s.io/v1", "ProvisioningRequest", "gpuaas-system", "pr-1"));
   // Deleting what is gone is what was asked for.
   r = applier_->handle(action("p4/0", pr, v1::Action::DELETE, json::object(), 0, "scalein/idle"),
                        kNow);
@@ -443,7 +447,8 @@ TEST_F(ActionApplierTest, DecisionsShowAsKubernetesEventsAndStatusAnnotation) {
   EXPECT_TRUE(res.ok()) << res.status << " " << res.body;
   auto obj = api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"]);
   ASSERT_TRUE(obj);
-  auto status = json::parse((*obj)["metadata"]["annotations"][kStatusAnnotation].get<std::string>());
+  auto status =
+      json::parse((*obj)["metadata"]["annotations"][kStatusAnnotation].get<std::string>());
   EXPECT_EQ(status["reason"], "InsufficientQuota");
   EXPECT_EQ(status["position"], 2);
   EXPECT_EQ(status["clusterQueue"], "cq-a");

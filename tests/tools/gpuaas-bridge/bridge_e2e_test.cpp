@@ -46,10 +46,12 @@ class BridgeEndToEnd : public DaemonEndToEnd {
       api_->add_resource(std::get<0>(r), std::get<1>(r), std::get<2>(r), std::get<3>(r));
     }
     api_->require_token("e2e-token");
-    write("kubeconfig", "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-                        "clusters:\n- name: fake\n  cluster: {server: \"" + api_->url() +
-                            "\"}\nusers:\n- name: u\n  user: {token: e2e-token}\n"
-                            "contexts:\n- name: fake\n  context: {cluster: fake, user: u}\n");
+    write("kubeconfig",
+          "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+          "clusters:\n- name: fake\n  cluster: {server: \"" +
+              api_->url() +
+              "\"}\nusers:\n- name: u\n  user: {token: e2e-token}\n"
+              "contexts:\n- name: fake\n  context: {cluster: fake, user: u}\n");
     // Only the kinds the fake serves; short watches so re-watches happen within the test.
     write("bridge.yaml", "cluster: e2e\nroot: " + root_ +
                              "\nkubernetes: {inCluster: false, kubeconfig: " + dir_ +
@@ -74,7 +76,8 @@ class BridgeEndToEnd : public DaemonEndToEnd {
     for (const auto& r : api_->requests()) {
       if (r.method != "PATCH" || r.path.find("/rayjobs/" + name) == std::string::npos) continue;
       auto body = json::parse(r.body, nullptr, false);
-      n += body.is_object() && body.contains("spec") && body["spec"].value("suspend", true) == false;
+      n +=
+          body.is_object() && body.contains("spec") && body["spec"].value("suspend", true) == false;
     }
     return n;
   }
@@ -101,7 +104,9 @@ TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
         return o && (*o)["spec"].value("suspend", true) == false;
       },
       seconds(30)))
-      << "bridge:\n" << bridge_->log() << "\ngpuaasd:\n" << log();
+      << "bridge:\n"
+      << bridge_->log() << "\ngpuaasd:\n"
+      << log();
   // The status annotation the bridge writes may land between the decision and its patch: the
   // patch then meets a 409 and gpuaasd patches again on the newer version (one more request).
   const std::size_t patches = admissions("rayjob-sample");

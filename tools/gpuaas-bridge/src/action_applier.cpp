@@ -50,7 +50,8 @@ const char* outcome_name(v1::ActionResult::Outcome o) {
 
 Result<ApiCall> api_call_for(const v1::Action& a, const BridgeConfig& cfg) {
   const v1::ObjectRef& t = a.target();
-  if (t.name().empty()) return Status::invalid("action " + a.decision_id() + ": target has no name");
+  if (t.name().empty())
+    return Status::invalid("action " + a.decision_id() + ": target has no name");
   if (t.kind() == "NodePool" && t.api_version().rfind("gpuaas.io/", 0) == 0) {
     return Status::invalid("NodePool " + t.name() +
                            " is gpuaas's own pool abstraction, not a Kubernetes object: give the "
@@ -132,8 +133,8 @@ v1::ActionResult ActionApplier::apply(const v1::Action& a) {
     r = kube_.request(call->method, call->path, call->body, call->content_type);
     if (!transient(r) || attempt >= max_attempts || stop_.load()) break;
     ++retries_;
-    spdlog::warn("{} {}: {} (HTTP {}), retry {} in {} ms", call->method, call->path,
-                 api_message(r), r.status, attempt, wait.count());
+    spdlog::warn("{} {}: {} (HTTP {}), retry {} in {} ms", call->method, call->path, api_message(r),
+                 r.status, attempt, wait.count());
     // Sleep in slices so a stop is not held up by a long backoff.
     for (auto left = wait; left.count() > 0 && !stop_.load();
          left -= std::chrono::milliseconds(50)) {
@@ -158,7 +159,7 @@ v1::ActionResult ActionApplier::apply(const v1::Action& a) {
 }
 
 Result<std::optional<v1::ActionResult>> ActionApplier::handle(const v1::Action& a,
-                                                             core::EventTime now) {
+                                                              core::EventTime now) {
   auto seen = ledger_.seen(a.decision_id());
   if (!seen) return seen.status();
   if (*seen) {

@@ -19,10 +19,10 @@
 #include "applied_ledger.hpp"
 #include "bridge_config.hpp"
 #include "event_publisher.hpp"
-#include "kube_client.hpp"
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/core/event_time.hpp"
 #include "gpuaas/v1/action.pb.h"
+#include "kube_client.hpp"
 
 namespace gpuaas::bridge {
 

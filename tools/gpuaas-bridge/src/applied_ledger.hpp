@@ -10,8 +10,8 @@
 #include <string>
 #include <unordered_set>
 
-#include "gpuaas/base/status.hpp"
 #include "bridge_config.hpp"
+#include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/key_value.hpp"
 
 namespace gpuaas::bridge {

@@ -67,12 +67,12 @@ Status Bridge::start() {
   }
   ledger_ = std::make_unique<AppliedLedger>(std::move(kv).value());
   reporter_ = std::make_unique<DecisionReporter>(kube_, cfg_);
-  applier_ =
-      std::make_unique<ActionApplier>(kube_, cfg_, *ledger_, *publisher_, stop_, &metrics_);
+  applier_ = std::make_unique<ActionApplier>(kube_, cfg_, *ledger_, *publisher_, stop_, &metrics_);
   if (cfg_.actions.report_events && cfg_.actions.apply) {
     applier_->on_applied([this](const v1::Action& a, const v1::ActionResult&) {
       auto r = reporter_->report_action(a, observed_now());
-      if (!r.ok()) spdlog::warn("Kubernetes Event for {}: HTTP {} {}", a.decision_id(), r.status, r.error);
+      if (!r.ok())
+        spdlog::warn("Kubernetes Event for {}: HTTP {} {}", a.decision_id(), r.status, r.error);
     });
     auto sub = bus_.subscribe(
         bus::Subjects(cfg_.root).all(bus::SubjectCategory::kStatus), [this](const bus::Message& m) {
@@ -81,8 +81,8 @@ Status Bridge::start() {
           if (!core::decode_event(m.data, ct, ev) || !ev.queue().has_workload_status()) return;
           auto r = reporter_->report_status(ev.queue().workload_status());
           if (!r.ok() && r.status != 404) {
-            spdlog::warn("status annotation on {}: HTTP {} {}", ev.queue().workload_status().workload().name(),
-                         r.status, r.error);
+            spdlog::warn("status annotation on {}: HTTP {} {}",
+                         ev.queue().workload_status().workload().name(), r.status, r.error);
           }
         });
     if (!sub) return sub.status();

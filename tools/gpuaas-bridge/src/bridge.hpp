@@ -13,9 +13,9 @@
 #include "bridge_config.hpp"
 #include "bridge_metrics.hpp"
 #include "event_publisher.hpp"
-#include "kube_client.hpp"
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "kube_client.hpp"
 
 namespace gpuaas::bridge {
 

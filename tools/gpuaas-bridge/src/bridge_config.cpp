@@ -91,7 +91,8 @@ Status read_resources(const std::string& path, const YAML::Node& n,
   for (auto& d : out) {
     if (d.watch) continue;
     bool named = false;
-    for (const auto& w : watched) named = named || (w.kind == d.kind && w.api_version == d.api_version);
+    for (const auto& w : watched)
+      named = named || (w.kind == d.kind && w.api_version == d.api_version);
     if (!named) watched.push_back(d);
   }
   out = std::move(watched);
@@ -178,8 +179,9 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
   if (root.IsNull()) return Status::ok();
   if (auto st = read_table(path, root, readers, "the configuration"); !st) return st;
   if (!k.in_cluster && k.kubeconfig.empty())
-    return Status::invalid(path + ": kubernetes.inCluster is false and no kubernetes.kubeconfig "
-                                  "is given");
+    return Status::invalid(path +
+                           ": kubernetes.inCluster is false and no kubernetes.kubeconfig "
+                           "is given");
   if (m.interval.count() <= 0)
     return Status::invalid(path + ": metrics.interval must be at least 1s");
   return Status::ok();
@@ -205,8 +207,7 @@ std::vector<ResourceConfig> default_resources() {
       {"cluster.x-k8s.io/v1beta1", "Machine", "machines", true, false},
       {"policy/v1", "Eviction", "eviction", true, false},
       {"autoscaling.x-k8s.io/v1", "ProvisioningRequest", "provisioningrequests", true, false},
-      {"autoscaling.x-k8s.io/v1beta1", "ProvisioningRequest", "provisioningrequests", true,
-       false},
+      {"autoscaling.x-k8s.io/v1beta1", "ProvisioningRequest", "provisioningrequests", true, false},
       {"v1", "PodTemplate", "podtemplates", true, false},
       {"kubeflow.org/v1beta1", "Notebook", "notebooks", true, false},
   };
@@ -253,7 +254,7 @@ Status load_bridge_config(const std::string& path, BridgeConfig& cfg) {
 
 std::string collection_path(const ResourceConfig& r, const std::string& ns) {
   std::string p = r.api_version.find('/') == std::string::npos ? "/api/" + r.api_version
-                                                                : "/apis/" + r.api_version;
+                                                               : "/apis/" + r.api_version;
   if (r.namespaced && !ns.empty()) p += "/namespaces/" + ns;
   return p + "/" + r.plural;
 }

@@ -44,8 +44,8 @@ struct BridgeConfig {
   struct Actions {
     bool apply = true;  // false: advisory mode, actions are read and reported, never applied
     std::string consumer = "gpuaas-bridge";
-    std::string state_bucket;  // "" = <ROOT>_BRIDGE
-    int state_replicas = 1;    // of that bucket: 3 on a 3-node NATS cluster
+    std::string state_bucket;   // "" = <ROOT>_BRIDGE
+    int state_replicas = 1;     // of that bucket: 3 on a 3-node NATS cluster
     bool report_events = true;  // a Kubernetes Event and a status annotation per decision
   } actions;
 

@@ -8,9 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-bool starts_with(const std::string& s, std::string_view prefix) {
-  return s.rfind(prefix, 0) == 0;
-}
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
 // Kubernetes names: lower case alphanumerics, '-' and '.'.
 std::string name_safe(std::string_view s) {
@@ -18,7 +16,7 @@ std::string name_safe(std::string_view s) {
   for (char c : s) {
     const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     out.push_back((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') || l == '-' || l == '.' ? l
-                                                                                         : '-');
+                                                                                           : '-');
   }
   return out;
 }
@@ -42,13 +40,14 @@ std::optional<std::string> DecisionReporter::event_reason(const std::string& rul
 std::string DecisionReporter::event_json(const v1::Action& a, core::EventTime now) const {
   const v1::ObjectRef& t = a.target();
   const std::string reason = event_reason(a.rule()).value_or("Decided");
-  const std::string ts = core::format_rfc3339(
-      std::chrono::time_point_cast<std::chrono::seconds>(now));
+  const std::string ts =
+      core::format_rfc3339(std::chrono::time_point_cast<std::chrono::seconds>(now));
   // Cluster-scoped objects (Nodes) get their Events in "default", as kubectl shows them.
   const std::string ns = t.namespace_().empty() ? "default" : t.namespace_();
   // One Event per decision: the name carries a hash of the decision id.
-  const std::string name = name_safe(t.name()).substr(0, 200) + "." +
-                           std::to_string(std::hash<std::string>{}(a.decision_id()) % 100000000000ULL);
+  const std::string name =
+      name_safe(t.name()).substr(0, 200) + "." +
+      std::to_string(std::hash<std::string>{}(a.decision_id()) % 100000000000ULL);
   json ev = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
@@ -85,8 +84,8 @@ std::string DecisionReporter::status_patch(const v1::WorkloadQueueStatus& s) {
   if (!s.local_queue().empty()) status["localQueue"] = s.local_queue();
   if (s.position() > 0) status["position"] = s.position();
   if (s.has_estimated_start()) {
-    status["estimatedStart"] = core::format_rfc3339(core::EventTime(
-        std::chrono::seconds(s.estimated_start().seconds())));
+    status["estimatedStart"] =
+        core::format_rfc3339(core::EventTime(std::chrono::seconds(s.estimated_start().seconds())));
   }
   return json{{"metadata", {{"annotations", {{kStatusAnnotation, status.dump()}}}}}}.dump();
 }

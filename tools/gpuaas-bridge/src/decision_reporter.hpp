@@ -8,10 +8,10 @@
 #include <string>
 
 #include "bridge_config.hpp"
-#include "kube_client.hpp"
 #include "gpuaas/core/event_time.hpp"
 #include "gpuaas/v1/action.pb.h"
 #include "gpuaas/v1/event.pb.h"
+#include "kube_client.hpp"
 
 namespace gpuaas::bridge {
 

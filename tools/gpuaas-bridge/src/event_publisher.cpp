@@ -53,8 +53,7 @@ Status EventPublisher::publish_object(std::string_view kind, std::string_view ns
                                       std::string_view uid, std::string_view resource_version,
                                       core::ChangeType type, std::string object_json,
                                       core::EventTime now) {
-  if (!bus::Subjects::valid_token(kind) ||
-      (!ns.empty() && !bus::Subjects::valid_token(ns))) {
+  if (!bus::Subjects::valid_token(kind) || (!ns.empty() && !bus::Subjects::valid_token(ns))) {
     return Status::invalid("object " + std::string(kind) + " in namespace \"" + std::string(ns) +
                            "\": not usable as subject tokens");
   }

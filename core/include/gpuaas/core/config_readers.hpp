@@ -5,8 +5,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
