@@ -1,5 +1,6 @@
 #include "nats_security.hpp"
 
+#include <cstdlib>
 #include <fstream>
 
 #include "nats_connection.hpp"
@@ -134,6 +135,20 @@ Status apply_security(natsOptions* opts, const NatsOptions& o) {
       return refused(s, "nats inbox prefix \"" + o.inbox_prefix + "\"");
   }
   return Status::ok();
+}
+
+void nats_secrets_from_env(NatsOptions& o) {
+  auto from_env = [](const char* var, std::string& out) {
+    const char* env = std::getenv(var);
+    if (env != nullptr && *env != '\0') out = env;
+  };
+  if (!o.user.empty() && o.password.empty() && o.password_file.empty()) {
+    from_env("GPUAAS_NATS_PASSWORD", o.password);
+  }
+  if (o.user.empty() && o.token.empty() && o.token_file.empty() && o.nkey.empty() &&
+      o.credentials_file.empty()) {
+    from_env("GPUAAS_NATS_TOKEN", o.token);
+  }
 }
 
 }  // namespace gpuaas::bus

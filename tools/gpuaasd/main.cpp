@@ -67,19 +67,8 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  // Secrets may come from the environment (a Kubernetes Secret as env) instead of files: the
-  // password for the configured user, or a token when no other identity is configured. The
-  // config file wins; neither is ever logged.
-  auto& n = cfg.nats;
-  auto from_env = [](const char* var, std::string& out) {
-    const char* env = std::getenv(var);
-    if (env != nullptr && *env != '\0') out = env;
-  };
-  if (!n.user.empty() && n.password.empty() && n.password_file.empty())
-    from_env("GPUAAS_NATS_PASSWORD", n.password);
-  if (n.user.empty() && n.token.empty() && n.token_file.empty() && n.nkey.empty() &&
-      n.credentials_file.empty())
-    from_env("GPUAAS_NATS_TOKEN", n.token);
+  // Secrets may come from the environment instead of files; the config file wins. Never logged.
+  gpuaas::bus::nats_secrets_from_env(cfg.nats);
   if (server) cfg.server = *server;
   if (!policies.empty()) cfg.policy_files = policies;
   if (plugins) cfg.plugins_dir = *plugins;

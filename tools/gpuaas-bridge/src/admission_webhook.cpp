@@ -1,26 +1,16 @@
 #include "admission_webhook.hpp"
 
-#include <arpa/inet.h>
 #include <civetweb.h>
-#include <dlfcn.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <charconv>
-#include <chrono>
 #include <exception>
 #include <fstream>
-#include <mutex>
-#include <optional>
 #include <sstream>
-#include <system_error>
-#include <thread>
 #include <utility>
+
+#include "gpuaas/telemetry/civetweb_server.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -71,29 +61,6 @@ std::string string_at(const json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-struct ListenAddress {
-  std::string host;
-  int port = 0;
-};
-
-// Strict HOST:PORT with an IPv4 literal, as the admin server reads its own.
-std::optional<ListenAddress> parse_listen(const std::string& listen) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size()) return std::nullopt;
-  ListenAddress out;
-  out.host = listen.substr(0, colon);
-  if (out.host == "localhost") out.host = "127.0.0.1";
-  in_addr ignored{};
-  if (inet_pton(AF_INET, out.host.c_str(), &ignored) != 1) return std::nullopt;
-  const std::string_view port(listen.data() + colon + 1, listen.size() - colon - 1);
-  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string_view::npos) {
-    return std::nullopt;
-  }
-  std::from_chars(port.data(), port.data() + port.size(), out.port);
-  if (out.port > 65535) return std::nullopt;
-  return out;
-}
-
 Result<std::string> read_pem(const std::string& path, const char* what) {
   if (path.empty()) return Status::invalid(std::string("webhook: no ") + what + " file configured");
   std::ifstream f(path, std::ios::binary);
@@ -108,17 +75,6 @@ Result<std::string> read_pem(const std::string& path, const char* what) {
   return text;
 }
 
-// Opens and closes a connection so civetweb's accept loop (2 s poll) notices mg_stop at once.
-void poke(const sockaddr_in& target) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  timeval timeout{};
-  timeout.tv_usec = 100 * 1000;
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  connect(fd, reinterpret_cast<const sockaddr*>(&target), sizeof(target));
-  close(fd);
-}
-
 void send(mg_connection* conn, int status, const char* content_type, const std::string& body) {
   const char* reason = mg_get_response_code_text(conn, status);
   std::string head = "HTTP/1.1 " + std::to_string(status) + " " + (reason ? reason : "") + "\r\n";
@@ -127,20 +83,6 @@ void send(mg_connection* conn, int status, const char* content_type, const std::
   head += "Cache-Control: no-store\r\nConnection: close\r\n\r\n";
   mg_write(conn, head.data(), head.size());
   if (!body.empty()) mg_write(conn, body.data(), body.size());
-}
-
-// Loads the shim once (before civetweb first dlopens "libssl.so"); returns why it did not load.
-std::string load_tls_shim(const std::string& shim) {
-  static std::mutex mutex;
-  static std::string loaded;
-  std::lock_guard lock(mutex);
-  if (shim.empty() || shim == loaded) return "";
-  if (dlopen(shim.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-    const char* e = dlerror();
-    return e != nullptr ? e : "dlopen failed";
-  }
-  loaded = shim;
-  return "";
 }
 
 }  // namespace
@@ -201,9 +143,8 @@ struct AdmissionWebhook::Impl {
   std::string queue_label;
   std::vector<HoldRule> rules;
   telemetry::Family<telemetry::Counter>* requests = nullptr;
-  std::string address;
-  sockaddr_in wake_target{};
-  mg_context* ctx = nullptr;
+  // Last: stopped first, while everything its callbacks use is still there.
+  std::unique_ptr<telemetry::CivetwebServer> server;
 
   void count(const std::string& kind, const std::string& result) {
     requests->Add({{"kind", kind}, {"result", result}}).Increment();
@@ -263,7 +204,7 @@ struct AdmissionWebhook::Impl {
 
 Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
     const AdmissionWebhookOptions& options, telemetry::Registry& registry) {
-  const auto listen = parse_listen(options.listen);
+  const auto listen = telemetry::parse_listen(options.listen);
   if (!listen) {
     return Status::invalid("webhook: malformed listen address '" + options.listen +
                            "' (want HOST:PORT, e.g. 0.0.0.0:9443)");
@@ -276,10 +217,8 @@ Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
   if (mg_check_feature(MG_FEATURES_SSL) == 0) {
     return Status::unavailable("webhook: this civetweb was built without TLS");
   }
-  const std::string shim_error = load_tls_shim(options.tls_shim);
-  // Asks civetweb to load OpenSSL now when it is the first user; mg_start2 loads it otherwise.
-  // Failures show in mg_start2's error text.
-  mg_init_library(MG_FEATURES_SSL);
+  // Before the start below: civetweb dlopens "libssl.so" when it first initialises TLS.
+  const std::string shim_error = telemetry::CivetwebServer::load_tls_shim(options.tls_shim);
 
   // The key and certificate joined for civetweb, in memory only; the file is read by mg_start2.
   const int fd = memfd_create("gpuaas-webhook-tls", MFD_CLOEXEC);
@@ -294,6 +233,11 @@ Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
     }
     off += static_cast<std::size_t>(n);
   }
+  if (!written) {
+    close(fd);
+    return Status::unavailable("webhook: cannot serve HTTPS on " + listen->host + ":" +
+                               std::to_string(listen->port) + "s: cannot write the PEM");
+  }
   const std::string pem_path = "/proc/self/fd/" + std::to_string(fd);
 
   auto impl = std::make_unique<Impl>();
@@ -307,82 +251,43 @@ Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
                             "invalid: malformed review, HTTP 400).")
                         .Register(registry);
 
-  const std::string ports = listen->host + ":" + std::to_string(listen->port) + "s";
-  // TLS 1.2 or newer (civetweb's 4); the API server speaks 1.2/1.3.
-  // clang-format off
-  const char* mg_options[] = {
-      "listening_ports", ports.c_str(),
-      "ssl_certificate", pem_path.c_str(),
-      "ssl_certificate_chain", pem_path.c_str(),
-      "ssl_protocol_version", "4",
-      "num_threads", "4",
-      "request_timeout_ms", "10000",
-      nullptr,
-  };
-  // clang-format on
   mg_callbacks callbacks{};
   callbacks.begin_request = &Impl::on_request;
-  mg_init_data init{};
-  init.callbacks = &callbacks;
-  init.user_data = impl.get();
-  init.configuration_options = mg_options;
-  char error_text[256] = {};
-  unsigned error_code = 0;
-  mg_error_data error{};
-  error.code = &error_code;
-  error.text = error_text;
-  error.text_buffer_size = sizeof(error_text);
-  impl->ctx = written ? mg_start2(&init, &error) : nullptr;
+  // TLS 1.2 or newer (civetweb's 4); the API server speaks 1.2/1.3.
+  auto server = telemetry::CivetwebServer::start(*listen, true,
+                                                 {{"ssl_certificate", pem_path},
+                                                  {"ssl_certificate_chain", pem_path},
+                                                  {"ssl_protocol_version", "4"},
+                                                  {"num_threads", "4"},
+                                                  {"request_timeout_ms", "10000"}},
+                                                 callbacks, impl.get(), "webhook");
   close(fd);
-  if (impl->ctx == nullptr) {
-    std::string why = !written             ? std::string("cannot write the PEM")
-                      : error_text[0] != 0 ? std::string(error_text)
-                                           : std::string("civetweb failed to start");
-    if (why.find("SSL_get_peer_certificate") != std::string::npos) {
-      why += " (civetweb 1.15 with OpenSSL 3 needs the TLS shim; " +
-             (options.tls_shim.empty()
-                  ? std::string("none configured")
-                  : options.tls_shim + ": " + (shim_error.empty() ? "loaded" : shim_error)) +
-             ")";
+  if (!server) {
+    std::string message = server.status().message();
+    if (server.status().code() != StatusCode::kUnavailable ||
+        message.find("SSL_get_peer_certificate") == std::string::npos) {
+      return server.status();
     }
-    return Status::unavailable("webhook: cannot serve HTTPS on " + ports + ": " + why);
+    message += " (civetweb 1.15 with OpenSSL 3 needs the TLS shim; " +
+               (options.tls_shim.empty()
+                    ? std::string("none configured")
+                    : options.tls_shim + ": " + (shim_error.empty() ? "loaded" : shim_error)) +
+               ")";
+    return Status::unavailable(std::move(message));
   }
-  mg_server_port bound{};
-  if (mg_get_server_ports(impl->ctx, 1, &bound) != 1) {
-    mg_stop(impl->ctx);
-    return Status::internal("webhook: cannot read the bound port of " + ports);
-  }
-  impl->address = listen->host + ":" + std::to_string(bound.port);
-  impl->wake_target.sin_family = AF_INET;
-  impl->wake_target.sin_port = htons(static_cast<std::uint16_t>(bound.port));
-  inet_pton(AF_INET, listen->host == "0.0.0.0" ? "127.0.0.1" : listen->host.c_str(),
-            &impl->wake_target.sin_addr);
+  impl->server = std::move(*server);
   spdlog::info("webhook: serving HTTPS POST /mutate on {} (queue label {}, {} hold rules)",
-               impl->address, impl->queue_label, impl->rules.size());
+               impl->server->address(), impl->queue_label, impl->rules.size());
   return std::unique_ptr<AdmissionWebhook>(new AdmissionWebhook(std::move(impl)));
 }
 
 AdmissionWebhook::AdmissionWebhook(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 AdmissionWebhook::~AdmissionWebhook() {
-  if (!impl_ || impl_->ctx == nullptr) return;
-  std::atomic<bool> stopped{false};
-  std::optional<std::thread> waker;
-  try {
-    waker.emplace([&stopped, target = impl_->wake_target] {
-      while (!stopped.load()) {
-        poke(target);
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-    });
-  } catch (const std::system_error&) {
-    // No thread: mg_stop takes up to 2 s instead.
-  }
-  mg_stop(impl_->ctx);
-  stopped.store(true);
-  if (waker) waker->join();
+  // Joins civetweb's threads, so no callback can touch impl_ afterwards.
+  if (impl_) impl_->server.reset();
 }
 
-std::string AdmissionWebhook::address() const { return impl_->address; }
+std::string AdmissionWebhook::address() const { return impl_->server->address(); }
 
 }  // namespace gpuaas::bridge

@@ -47,4 +47,9 @@ struct NatsOptions {
 // Connects; the returned bus owns the connection. Errors are kUnavailable with the URL named.
 Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& options);
 
+// Secrets from the environment (a Kubernetes Secret as env) instead of files: GPUAAS_NATS_PASSWORD
+// for the configured user when it has no password yet, GPUAAS_NATS_TOKEN when no other identity
+// is configured. Set options win; empty variables count as unset.
+void nats_secrets_from_env(NatsOptions& o);
+
 }  // namespace gpuaas::bus

@@ -3,15 +3,9 @@
 // variable), as the real API server's watch cache does.
 #include "fake_api_server.hpp"
 
-#include <arpa/inet.h>
 #include <civetweb.h>
-#include <dlfcn.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -20,6 +14,7 @@
 #include <thread>
 
 #include "fake_api_store.hpp"
+#include "gpuaas/telemetry/civetweb_server.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -46,28 +41,13 @@ bool SendChunk(mg_connection* conn, const std::string& data) {
   return mg_send_chunk(conn, data.data(), static_cast<unsigned>(data.size())) > 0;
 }
 
-// civetweb's accept loop checks for shutdown between 2 s polls; a connection wakes it at once.
-void Poke(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  timeval timeout{};
-  timeout.tv_usec = 100 * 1000;
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in target{};
-  target.sin_family = AF_INET;
-  target.sin_port = htons(static_cast<std::uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &target.sin_addr);
-  connect(fd, reinterpret_cast<const sockaddr*>(&target), sizeof(target));
-  close(fd);
-}
-
 }  // namespace
 
 struct FakeApiServer::Impl {
   FakeStore store;  // guarded by store.mutex
-  mg_context* ctx = nullptr;
-  int port = 0;
   bool tls = false;
+  // Last: stopped first, while the store its callbacks use is still there.
+  std::unique_ptr<telemetry::CivetwebServer> server;
 
   // One watch request from open to end, on a civetweb thread.
   void Watch(mg_connection* conn, const Route& route, const Query& query) {
@@ -210,22 +190,13 @@ struct FakeApiServer::Impl {
 FakeApiServer::FakeApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 FakeApiServer::~FakeApiServer() {
-  if (!impl_ || impl_->ctx == nullptr) return;
+  if (!impl_) return;
   {
     std::lock_guard lock(impl_->store.mutex);
-    impl_->store.shutting_down = true;
+    impl_->store.shutting_down = true;  // ends the open watches, which civetweb's stop waits for
   }
   impl_->store.changed.notify_all();
-  std::atomic<bool> stopped{false};
-  std::thread waker([&stopped, port = impl_->port] {
-    while (!stopped.load()) {
-      Poke(port);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
-  mg_stop(impl_->ctx);
-  stopped.store(true);
-  waker.join();
+  impl_->server.reset();
 }
 
 namespace {
@@ -233,55 +204,27 @@ namespace {
 std::unique_ptr<FakeApiServer::Impl> StartImpl(const std::string& pem_file,
                                                const std::string& tls_shim,
                                                const std::string& client_ca_file) {
-  static std::mutex init_mutex;
-  {
-    std::lock_guard lock(init_mutex);
-    if (!tls_shim.empty() && dlopen(tls_shim.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      const char* why = dlerror();
-      throw std::runtime_error("FakeApiServer: cannot load the TLS shim " + tls_shim + ": " +
-                               (why != nullptr ? why : "?"));
-    }
-    // Reference counted by civetweb; TLS is initialised the first time it is asked for.
-    mg_init_library(pem_file.empty() ? 0 : MG_FEATURES_TLS);
+  // Before the start below: civetweb dlopens "libssl.so" when it first initialises TLS.
+  const std::string shim_error = telemetry::CivetwebServer::load_tls_shim(tls_shim);
+  if (!shim_error.empty()) {
+    throw std::runtime_error("FakeApiServer: cannot load the TLS shim " + tls_shim + ": " +
+                             shim_error);
   }
   auto impl = std::make_unique<FakeApiServer::Impl>();
   impl->tls = !pem_file.empty();
-  const std::string ports = impl->tls ? "127.0.0.1:0s" : "127.0.0.1:0";
-  std::vector<const char*> options = {"listening_ports",    ports.c_str(), "num_threads", "24",
-                                      "request_timeout_ms", "60000"};
-  if (impl->tls) {
-    options.push_back("ssl_certificate");
-    options.push_back(pem_file.c_str());
-  }
+  telemetry::CivetwebServer::Options options = {{"num_threads", "24"},
+                                                {"request_timeout_ms", "60000"}};
+  if (impl->tls) options.emplace_back("ssl_certificate", pem_file);
   if (!client_ca_file.empty()) {
-    options.push_back("ssl_verify_peer");
-    options.push_back("yes");
-    options.push_back("ssl_ca_file");
-    options.push_back(client_ca_file.c_str());
+    options.emplace_back("ssl_verify_peer", "yes");
+    options.emplace_back("ssl_ca_file", client_ca_file);
   }
-  options.push_back(nullptr);
   mg_callbacks callbacks{};
   callbacks.begin_request = &FakeApiServer::Impl::OnRequest;
-  mg_init_data init{};
-  init.callbacks = &callbacks;
-  init.user_data = impl.get();
-  init.configuration_options = options.data();
-  char error_text[256] = {};
-  unsigned error_code = 0;
-  mg_error_data error{};
-  error.code = &error_code;
-  error.text = error_text;
-  error.text_buffer_size = sizeof(error_text);
-  impl->ctx = mg_start2(&init, &error);
-  if (impl->ctx == nullptr) {
-    throw std::runtime_error(std::string("FakeApiServer: civetweb did not start: ") + error_text);
-  }
-  mg_server_port bound{};
-  if (mg_get_server_ports(impl->ctx, 1, &bound) != 1) {
-    mg_stop(impl->ctx);
-    throw std::runtime_error("FakeApiServer: no bound port");
-  }
-  impl->port = bound.port;
+  auto server = telemetry::CivetwebServer::start({"127.0.0.1", 0}, impl->tls, options, callbacks,
+                                                 impl.get(), "FakeApiServer");
+  if (!server) throw std::runtime_error(server.status().message());
+  impl->server = std::move(*server);
   return impl;
 }
 
@@ -299,7 +242,8 @@ std::unique_ptr<FakeApiServer> FakeApiServer::start_tls(const std::string& pem_f
 }
 
 std::string FakeApiServer::url() const {
-  return std::string(impl_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(impl_->port);
+  return std::string(impl_->tls ? "https" : "http") +
+         "://127.0.0.1:" + std::to_string(impl_->server->port());
 }
 
 void FakeApiServer::add_resource(const std::string& api_version, const std::string& kind,
