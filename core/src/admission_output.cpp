@@ -261,42 +261,63 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
   }
 }
 
-// A conflict means the object changed after the daemon decided: the decision stands (the quota is
-// reserved), so the same admission is patched again onto the version the model now has. Until a
-// newer version has arrived the patch would conflict again, so it waits for one.
+// A conflict means the object changed after the daemon decided. The decision stands: an
+// admitted workload keeps its reserved quota, a preempted one has given its quota away. So the
+// same patch is computed again from the version the model now has, and published. Until a newer
+// version has arrived it would conflict again, so it waits for one.
+namespace {
+bool reissues(const std::string& rule) {
+  return rule.rfind("admission/", 0) == 0 || rule.rfind("preemption/", 0) == 0 ||
+         rule == "reclaim/lend";
+}
+}  // namespace
+
 void AdmissionController::Impl::reissue_pass(ClusterModel& model, std::string_view event_id) {
   for (auto it = reissue.begin(); it != reissue.end();) {
-    const KubeObject* obj = model.object(it->first);
-    auto req_it = admit_requests.find(it->first);
-    if (obj == nullptr || !admitted.count(it->first) || req_it == admit_requests.end()) {
-      it = reissue.erase(it);  // gone, preempted or finished meanwhile: nothing to redo
+    const std::string& key = it->first;
+    const auto& [rule, conflicted_rv] = it->second;
+    const bool admission = rule.rfind("admission/", 0) == 0;
+    const KubeObject* obj = model.object(key);
+    auto req_it = admit_requests.find(key);
+    // Gone, or the decision was overtaken (preempted after its admission, admitted again after
+    // its preemption): nothing to redo.
+    if (obj == nullptr || admitted.count(key) != (admission ? 1u : 0u) ||
+        (admission && req_it == admit_requests.end())) {
+      it = reissue.erase(it);
       continue;
     }
-    if (obj->meta.resource_version == it->second.second) {
+    if (obj->meta.resource_version == conflicted_rv) {
       ++it;
       continue;
     }
-    v1::ActionRequest req;
-    req.ParseFromString(req_it->second.first);
-    spdlog::info("{} {}/{}: admission met a conflict at resourceVersion {}; patching again at {}",
-                 obj->meta.kind, obj->meta.namespace_, obj->meta.name, it->second.second,
+    spdlog::info("{} {}/{}: {} met a conflict at resourceVersion {}; patching again at {}",
+                 obj->meta.kind, obj->meta.namespace_, obj->meta.name, rule, conflicted_rv,
                  obj->meta.resource_version);
-    publish(model, *obj, admit_action(model, it->first), req, it->second.first,
-            req_it->second.second, event_id);
+    v1::ActionRequest req;
+    if (admission) {
+      req.ParseFromString(req_it->second.first);
+      publish(model, *obj, admit_action(model, key), req, rule, req_it->second.second, event_id);
+    } else {
+      req.set_reason("preempted (" + rule + "); patched again after a conflict");
+      set_time(*req.mutable_time(), model.now());
+      publish(model, *obj, WorkloadAction::kSuspend, req, rule, "", event_id);
+    }
     it = reissue.erase(it);
   }
 }
 
 void AdmissionController::action_result(const v1::ActionResult& r) {
   auto& s = *impl_;
-  if (r.outcome() != v1::ActionResult::CONFLICT || r.rule().rfind("admission/", 0) != 0) return;
+  if (r.outcome() != v1::ActionResult::CONFLICT || !reissues(r.rule())) return;
   ObjectMeta m;
   m.api_version = r.target().api_version();
   m.kind = r.target().kind();
   m.namespace_ = r.target().namespace_();
   m.name = r.target().name();
   const std::string key = ClusterModel::key_of(m);
-  if (s.admitted.count(key)) s.reissue[key] = {r.rule(), r.resource_version()};
+  const bool admission = r.rule().rfind("admission/", 0) == 0;
+  if (s.admitted.count(key) == (admission ? 1u : 0u) && s.queued.count(key))
+    s.reissue[key] = {r.rule(), r.resource_version()};
 }
 
 std::string AdmissionController::explain_json(std::string_view request,

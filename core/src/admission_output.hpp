@@ -99,8 +99,8 @@ struct AdmissionController::Impl {
   // The admission last published per admitted workload: its ActionRequest (serialized) and
   // placement hint, so a patch that met a conflict can be published again from a newer object.
   std::map<std::string, std::pair<std::string, std::string>> admit_requests;
-  // Admissions that met a CONFLICT: the rule and the resourceVersion the patch was based on. Sent
-  // again once the object in the model has another resourceVersion.
+  // Admissions and preemptions that met a CONFLICT: the rule and the resourceVersion the patch
+  // was based on. Sent again once the object in the model has another resourceVersion.
   std::map<std::string, std::pair<std::string, std::string>> reissue;
   void reissue_pass(ClusterModel& model, std::string_view event_id);
 

@@ -51,6 +51,42 @@ json node() {
         {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
 }
 
+constexpr const char* kPreemptingPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: l40s}
+spec: {nodeLabels: {nvidia.com/gpu.product: NVIDIA-L40S}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: batch}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: l40s
+      resources:
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 256Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: team-a}
+spec: {clusterQueue: batch}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: urgent}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: routine}
+value: 100
+)";
+
 json job(const std::string& rv, bool annotated = false) {
   json j = {
       {"apiVersion", "batch/v1"},
@@ -94,14 +130,15 @@ std::string rv_of(const v1::Action& a) {
 
 class AdmissionConflictTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start(kPolicy); }
+  void start(const char* policy) {
     sim::DaemonDriver::Options o;
     o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
     o.subject_root = "conflict" + std::to_string(++runs_);
     auto d = sim::DaemonDriver::start(o);
     ASSERT_TRUE(d) << d.status().message();
     driver_ = std::move(d).value();
-    auto p = sim::policy_set_json({{"policy.yaml", kPolicy}});
+    auto p = sim::policy_set_json({{"policy.yaml", policy}});
     ASSERT_TRUE(p) << p.status().message();
     driver_->object(sim::Change::kAdded, json::parse(*p), now_);
     driver_->object(sim::Change::kAdded, node(), now_);
@@ -171,6 +208,58 @@ TEST_F(AdmissionConflictTest, OtherOutcomesAndRulesChangeNothing) {
   driver_->object(sim::Change::kModified, job("32", true), later());
   EXPECT_TRUE(settle().empty());
   EXPECT_EQ(driver_->deadlettered(), 0u);
+}
+
+// A preemption (suspend) that meets a conflict: the victim's quota was given to the preemptor, so
+// it must stop; the suspend is patched again onto the newer object.
+TEST_F(AdmissionConflictTest, ConflictedPreemptionIsPatchedAgain) {
+  start(kPreemptingPolicy);
+  auto victim = [](const std::string& rv, bool running) {
+    json j = job(rv);
+    j["metadata"]["name"] = "routine-job";
+    j["metadata"]["uid"] = "uid-routine";
+    j["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "routine";
+    j["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "4";
+    j["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "4";
+    if (running) {
+      j["spec"]["suspend"] = false;
+      j["status"]["active"] = 1;
+    }
+    return j;
+  };
+  driver_->object(sim::Change::kAdded, victim("40", false), later());
+  auto admitted = settle();
+  ASSERT_EQ(admitted.size(), 1u);
+  driver_->object(sim::Change::kModified, victim("41", true), later());  // it runs
+  (void)settle();
+
+  json urgent = job("50");
+  urgent["metadata"]["name"] = "urgent-job";
+  urgent["metadata"]["uid"] = "uid-urgent";
+  urgent["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "urgent";
+  driver_->object(sim::Change::kAdded, urgent, later());
+  auto preempted = settle();
+  const v1::Action* suspend = nullptr;
+  for (const auto& a : preempted)
+    if (a.target().name() == "routine-job") suspend = &a;
+  ASSERT_NE(suspend, nullptr);
+  ASSERT_EQ(suspend->rule().rfind("preemption/", 0), 0u) << suspend->rule();
+  EXPECT_EQ(rv_of(*suspend), "41");
+
+  driver_->action_result(conflict(*suspend, "41"), later());
+  EXPECT_TRUE(settle().empty());
+  // The job changed meanwhile (still running): the suspend again, at its new version.
+  auto changed = victim("42", true);
+  changed["metadata"]["annotations"]["note"] = "edited";
+  driver_->object(sim::Change::kModified, changed, later());
+  auto again = settle();
+  const v1::Action* resuspend = nullptr;
+  for (const auto& a : again)
+    if (a.target().name() == "routine-job") resuspend = &a;
+  ASSERT_NE(resuspend, nullptr) << again.size() << " actions";
+  EXPECT_EQ(resuspend->rule(), suspend->rule());
+  EXPECT_EQ(rv_of(*resuspend), "42");
+  EXPECT_EQ(json::parse(resuspend->body_json())["spec"]["suspend"], true);
 }
 
 }  // namespace

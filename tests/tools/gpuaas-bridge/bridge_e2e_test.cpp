@@ -148,6 +148,10 @@ TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
   const auto uid = api_->get("ray.io/v1", "RayJob", "team-a", "rayjob-sample")
                        .value()["metadata"]["uid"]
                        .get<std::string>();
+  {
+    auto before = explain("team-a/rayjob-sample");
+    ASSERT_TRUE(before.is_object() && before.contains("workload")) << before.dump();
+  }
   api_->gone_as_error_event(false);
   api_->remove("ray.io/v1", "RayJob", "team-a", "rayjob-sample");
   api_->forget_history_before(api_->resource_version());

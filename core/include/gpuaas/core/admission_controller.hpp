@@ -45,8 +45,8 @@ class AdmissionController {
   void after_event(ClusterModel& model, std::string_view event_id);
   std::vector<bus::Message> take_output();
   // What became of an action (the applier's ActionResult), before its after_event(). An
-  // admission that met a CONFLICT (the object changed since the patch's resourceVersion) is
-  // published again, from the newer object, once the model has seen one.
+  // admission or a preemption that met a CONFLICT (the object changed since the patch's
+  // resourceVersion) is published again, from the newer object, once the model has seen one.
   void action_result(const v1::ActionResult& result);
 
   // A policy set refused before it reached the stream (the files did not validate): logged and
