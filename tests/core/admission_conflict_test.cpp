@@ -15,43 +15,8 @@ namespace {
 using nlohmann::json;
 using Time = sim::Time;
 
+// One ClusterQueue of 4 GPUs whose urgent work may preempt routine work.
 constexpr const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: l40s}
-spec: {nodeLabels: {nvidia.com/gpu.product: NVIDIA-L40S}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: batch}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory, nvidia.com/gpu]
-    flavors:
-    - name: l40s
-      resources:
-      - {name: cpu, nominalQuota: 64}
-      - {name: memory, nominalQuota: 256Gi}
-      - {name: nvidia.com/gpu, nominalQuota: 4}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: main, namespace: team-a}
-spec: {clusterQueue: batch}
-)";
-
-json node() {
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata", {{"name", "l40s-1"}, {"labels", {{"nvidia.com/gpu.product", "NVIDIA-L40S"}}}}},
-      {"status",
-       {{"capacity", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
-        {"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
-        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
-}
-
-constexpr const char* kPreemptingPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
 kind: ResourceFlavor
 metadata: {name: l40s}
 spec: {nodeLabels: {nvidia.com/gpu.product: NVIDIA-L40S}}
@@ -86,6 +51,17 @@ kind: WorkloadPriorityClass
 metadata: {name: routine}
 value: 100
 )";
+
+json node() {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", {{"name", "l40s-1"}, {"labels", {{"nvidia.com/gpu.product", "NVIDIA-L40S"}}}}},
+      {"status",
+       {{"capacity", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
+        {"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}},
+        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
 
 json job(const std::string& rv, bool annotated = false) {
   json j = {
@@ -130,15 +106,14 @@ std::string rv_of(const v1::Action& a) {
 
 class AdmissionConflictTest : public ::testing::Test {
  protected:
-  void SetUp() override { start(kPolicy); }
-  void start(const char* policy) {
+  void SetUp() override {
     sim::DaemonDriver::Options o;
     o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
     o.subject_root = "conflict" + std::to_string(++runs_);
     auto d = sim::DaemonDriver::start(o);
     ASSERT_TRUE(d) << d.status().message();
     driver_ = std::move(d).value();
-    auto p = sim::policy_set_json({{"policy.yaml", policy}});
+    auto p = sim::policy_set_json({{"policy.yaml", kPolicy}});
     ASSERT_TRUE(p) << p.status().message();
     driver_->object(sim::Change::kAdded, json::parse(*p), now_);
     driver_->object(sim::Change::kAdded, node(), now_);
@@ -213,7 +188,6 @@ TEST_F(AdmissionConflictTest, OtherOutcomesAndRulesChangeNothing) {
 // A preemption (suspend) that meets a conflict: the victim's quota was given to the preemptor, so
 // it must stop; the suspend is patched again onto the newer object.
 TEST_F(AdmissionConflictTest, ConflictedPreemptionIsPatchedAgain) {
-  start(kPreemptingPolicy);
   auto victim = [](const std::string& rv, bool running) {
     json j = job(rv);
     j["metadata"]["name"] = "routine-job";
