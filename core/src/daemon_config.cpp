@@ -16,7 +16,6 @@
 #include "gpuaas/core/config_readers.hpp"
 
 namespace gpuaas::core {
-namespace {
 
 std::string stream_prefix(const std::string& root) {
   std::string p;
@@ -27,6 +26,8 @@ std::string stream_prefix(const std::string& root) {
   }
   return p;
 }
+
+namespace {
 
 std::map<std::string, Reader> stream_readers(const std::string& path, bus::StreamSettings& s) {
   return {

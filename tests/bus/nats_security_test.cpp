@@ -27,14 +27,16 @@ fs::path temp_dir() {
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-class NatsSecurityTest : public ::testing::Test {
+// One nats-server per suite, started with a configuration file of the suite's own in a temporary
+// folder that goes away with it. A template, so each suite has its own server and folder.
+template <typename Suite>
+class ConfiguredServerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(temp_dir());
-    write(*dir_ / "auth.conf",
-          "authorization { users: [ {user: gpuaasd, password: \"" + kPassword + "\"} ] }\n");
+  static void make_dir() { dir_ = new fs::path(temp_dir()); }
+  static void start_server(const std::string& file, const std::string& config) {
+    write(*dir_ / file, config);
     NatsServerOptions so;
-    so.extra_args = {"-c", (*dir_ / "auth.conf").string()};
+    so.extra_args = {"-c", (*dir_ / file).string()};
     auto s = NatsServerProcess::start(so);
     ASSERT_TRUE(s.is_ok()) << s.status().message();
     server_ = std::move(s).value().release();
@@ -45,15 +47,29 @@ class NatsSecurityTest : public ::testing::Test {
     fs::remove_all(*dir_);
     delete dir_;
   }
-  static NatsOptions options() {
+  // The server's URL, and no reconnection: a refusal must show at once.
+  static NatsOptions base_options() {
     NatsOptions o;
     o.url = server_->url();
-    o.name = "security-test";
     o.max_reconnect = 0;
     return o;
   }
   static inline NatsServerProcess* server_ = nullptr;
   static inline fs::path* dir_ = nullptr;
+};
+
+class NatsSecurityTest : public ConfiguredServerTest<NatsSecurityTest> {
+ protected:
+  static void SetUpTestSuite() {
+    make_dir();
+    start_server("auth.conf",
+                 "authorization { users: [ {user: gpuaasd, password: \"" + kPassword + "\"} ] }\n");
+  }
+  static NatsOptions options() {
+    NatsOptions o = base_options();
+    o.name = "security-test";
+    return o;
+  }
 };
 
 TEST_F(NatsSecurityTest, PasswordFromAFileConnects) {
@@ -146,13 +162,13 @@ TEST_F(NatsSecurityTest, OneIdentityAtATime) {
 }
 
 // TLS with a throw-away CA, server and client certificate made by the openssl command.
-class NatsTlsTest : public ::testing::Test {
+class NatsTlsTest : public ConfiguredServerTest<NatsTlsTest> {
  protected:
   static bool openssl(const std::string& args) {
     return std::system(("openssl " + args + " >/dev/null 2>&1").c_str()) == 0;
   }
   static void SetUpTestSuite() {
-    dir_ = new fs::path(temp_dir());
+    make_dir();
     const std::string d = dir_->string();
     write(*dir_ / "san.ext", "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
     ASSERT_TRUE(
@@ -167,30 +183,15 @@ class NatsTlsTest : public ::testing::Test {
                           "/ca.pem -CAkey " + d + "/ca-key.pem -CAcreateserial -extfile " + d +
                           "/san.ext -out " + d + "/" + name + ".pem"));
     }
-    write(*dir_ / "tls.conf", "tls {\n  cert_file: \"" + d + "/server.pem\"\n  key_file: \"" + d +
-                                  "/server-key.pem\"\n  ca_file: \"" + d +
-                                  "/ca.pem\"\n  verify: true\n}\n");
-    NatsServerOptions so;
-    so.extra_args = {"-c", (*dir_ / "tls.conf").string()};
-    auto s = NatsServerProcess::start(so);
-    ASSERT_TRUE(s.is_ok()) << s.status().message();
-    server_ = std::move(s).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    fs::remove_all(*dir_);
-    delete dir_;
+    start_server("tls.conf", "tls {\n  cert_file: \"" + d + "/server.pem\"\n  key_file: \"" + d +
+                                 "/server-key.pem\"\n  ca_file: \"" + d +
+                                 "/ca.pem\"\n  verify: true\n}\n");
   }
   static NatsOptions options() {
-    NatsOptions o;
-    o.url = server_->url();
-    o.max_reconnect = 0;
+    NatsOptions o = base_options();
     o.tls_ca = (*dir_ / "ca.pem").string();
     return o;
   }
-  static inline NatsServerProcess* server_ = nullptr;
-  static inline fs::path* dir_ = nullptr;
 };
 
 TEST_F(NatsTlsTest, ClientCertificateSignedByTheCaConnects) {
@@ -233,7 +234,7 @@ TEST_F(NatsTlsTest, ACertificateWithoutItsKeyIsAConfigurationError) {
 
 // NKeys: an ed25519 key pair from the openssl command, encoded as NATS does (a prefix byte,
 // the key, a CRC-16/XMODEM, base32), since nk and nsc are not packaged for Debian 12.
-class NatsNkeyTest : public ::testing::Test {
+class NatsNkeyTest : public ConfiguredServerTest<NatsNkeyTest> {
  protected:
   static std::string read_bytes(const fs::path& p) {
     std::ifstream in(p, std::ios::binary);
@@ -289,32 +290,17 @@ class NatsNkeyTest : public ::testing::Test {
     return p;
   }
   static void SetUpTestSuite() {
-    dir_ = new fs::path(temp_dir());
+    make_dir();
     *allowed_ = make_user("allowed");
-    write(*dir_ / "nkey.conf",
-          "authorization { users: [ {nkey: \"" + allowed_->public_key + "\"} ] }\n");
-    NatsServerOptions so;
-    so.extra_args = {"-c", (*dir_ / "nkey.conf").string()};
-    auto s = NatsServerProcess::start(so);
-    ASSERT_TRUE(s.is_ok()) << s.status().message();
-    server_ = std::move(s).value().release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    fs::remove_all(*dir_);
-    delete dir_;
+    start_server("nkey.conf",
+                 "authorization { users: [ {nkey: \"" + allowed_->public_key + "\"} ] }\n");
   }
   static NatsOptions options(const Pair& p) {
-    NatsOptions o;
-    o.url = server_->url();
-    o.max_reconnect = 0;
+    NatsOptions o = base_options();
     o.nkey = p.public_key;
     o.nkey_seed_file = p.seed_file;
     return o;
   }
-  static inline NatsServerProcess* server_ = nullptr;
-  static inline fs::path* dir_ = nullptr;
   static inline Pair* allowed_ = new Pair;
 };
 

@@ -78,12 +78,8 @@ Status AppliedLedger::raise_epoch(uint64_t epoch) {
 
 bus::KvSettings ledger_settings(const BridgeConfig& cfg) {
   bus::KvSettings kv;
-  const auto daemon = core::default_config(cfg.root);
-  // <ROOT>_ACTIONS -> <ROOT>_BRIDGE: the same prefix rule as the daemon's streams.
-  const std::string& actions = daemon.actions_stream.name;
-  kv.bucket = cfg.actions.state_bucket.empty()
-                  ? actions.substr(0, actions.size() - std::string("_ACTIONS").size()) + "_BRIDGE"
-                  : cfg.actions.state_bucket;
+  kv.bucket = cfg.actions.state_bucket.empty() ? core::stream_prefix(cfg.root) + "_BRIDGE"
+                                               : cfg.actions.state_bucket;
   kv.replicas = cfg.actions.state_replicas;
   // Longer than the actions stream keeps an action (7 days): a decision still in the stream is
   // still remembered.

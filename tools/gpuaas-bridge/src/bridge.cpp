@@ -136,8 +136,8 @@ void Bridge::watch_stats_loop() {
     for (std::size_t i = 0; i < watchers_.size(); ++i) {
       auto now = watchers_[i]->stats();
       const std::string& kind = watchers_[i]->type().kind;
-      for (uint64_t n = last[i].watches; n < now.watches; ++n) metrics_.watch_restart(kind);
-      for (uint64_t n = last[i].relists; n < now.relists; ++n) metrics_.relist(kind);
+      metrics_.watch_restarts(kind, now.watches - last[i].watches);
+      metrics_.relists(kind, now.relists - last[i].relists);
       last[i] = std::move(now);
     }
     if (stop_.load()) return;

@@ -45,10 +45,12 @@ telemetry::Counter& BridgeMetrics::child(telemetry::Family<telemetry::Counter>& 
   return f.Add({{label, value}});
 }
 
-void BridgeMetrics::watch_restart(const std::string& kind) {
-  child(watch_restarts_, "kind", kind).Increment();
+void BridgeMetrics::watch_restarts(const std::string& kind, uint64_t n) {
+  if (n > 0) child(watch_restarts_, "kind", kind).Increment(static_cast<double>(n));
 }
-void BridgeMetrics::relist(const std::string& kind) { child(relists_, "kind", kind).Increment(); }
+void BridgeMetrics::relists(const std::string& kind, uint64_t n) {
+  if (n > 0) child(relists_, "kind", kind).Increment(static_cast<double>(n));
+}
 void BridgeMetrics::events_published(const std::string& kind, uint64_t n) {
   child(events_, "kind", kind).Increment(static_cast<double>(n));
 }

@@ -20,8 +20,9 @@ class BridgeMetrics {
  public:
   explicit BridgeMetrics(telemetry::Registry& registry);
 
-  void watch_restart(const std::string& kind);  // a watch request began again (normal or not)
-  void relist(const std::string& kind);         // a full list after 410 or an error
+  // Watch requests begun again (normal or not), and full lists after a 410 or an error.
+  void watch_restarts(const std::string& kind, uint64_t n);
+  void relists(const std::string& kind, uint64_t n);
   void events_published(const std::string& kind, uint64_t n = 1);
   void action(const std::string& outcome);  // applied, conflict, failed, dropped, repeat
   void api_request(const std::string& verb, long status, double seconds);

@@ -56,6 +56,9 @@ struct DaemonConfig {
 DaemonConfig default_config(const std::string& subject_root = "gpuaas");
 // Re-derives stream names and subjects after subject_root changed.
 void apply_subject_root(DaemonConfig& cfg, const std::string& subject_root);
+// Streams and buckets under a subject root are named <PREFIX>_EVENTS, <PREFIX>_ACTIONS, ...:
+// the root upper-cased, characters other than letters and digits as '_' ("gpuaas" -> "GPUAAS").
+std::string stream_prefix(const std::string& subject_root);
 
 // Reads a YAML config file over `cfg`. Errors name FILE:LINE:COLUMN.
 Status load_config_file(const std::string& path, DaemonConfig& cfg);
