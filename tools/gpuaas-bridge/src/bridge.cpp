@@ -114,6 +114,7 @@ Status Bridge::start() {
             metrics_.events_published(kind);
           } else {
             spdlog::warn("{} {}/{}: not published: {}", kind, c.namespace_, c.name, s.message());
+            metrics_.events_refused(kind);
           }
         },
         o);
@@ -138,6 +139,7 @@ void Bridge::watch_stats_loop() {
       const std::string& kind = watchers_[i]->type().kind;
       metrics_.watch_restarts(kind, now.watches - last[i].watches);
       metrics_.relists(kind, now.relists - last[i].relists);
+      metrics_.watch_errors(kind, now.errors - last[i].errors);
       last[i] = std::move(now);
     }
     if (stop_.load()) return;

@@ -11,6 +11,16 @@ BridgeMetrics::BridgeMetrics(telemetry::Registry& r)
                    .Name("gpuaas_bridge_relists_total")
                    .Help("Full lists after a 410 Gone or an error, by kind.")
                    .Register(r)),
+      watch_errors_(telemetry::BuildCounter()
+                        .Name("gpuaas_bridge_watch_errors_total")
+                        .Help("Watch failures by kind: lines that are not watch events, error "
+                              "answers and ERROR events other than 410.")
+                        .Register(r)),
+      refused_(telemetry::BuildCounter()
+                   .Name("gpuaas_bridge_events_refused_total")
+                   .Help("Object events not published, by kind (namespace or kind not usable "
+                         "as a subject token).")
+                   .Register(r)),
       events_(telemetry::BuildCounter()
                   .Name("gpuaas_bridge_events_published_total")
                   .Help("Object events stored in the events stream, by kind.")
@@ -47,6 +57,12 @@ telemetry::Counter& BridgeMetrics::child(telemetry::Family<telemetry::Counter>& 
 
 void BridgeMetrics::watch_restarts(const std::string& kind, uint64_t n) {
   if (n > 0) child(watch_restarts_, "kind", kind).Increment(static_cast<double>(n));
+}
+void BridgeMetrics::watch_errors(const std::string& kind, uint64_t n) {
+  if (n > 0) child(watch_errors_, "kind", kind).Increment(static_cast<double>(n));
+}
+void BridgeMetrics::events_refused(const std::string& kind) {
+  child(refused_, "kind", kind).Increment();
 }
 void BridgeMetrics::relists(const std::string& kind, uint64_t n) {
   if (n > 0) child(relists_, "kind", kind).Increment(static_cast<double>(n));

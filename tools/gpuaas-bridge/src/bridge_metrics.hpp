@@ -23,6 +23,10 @@ class BridgeMetrics {
   // Watch requests begun again (normal or not), and full lists after a 410 or an error.
   void watch_restarts(const std::string& kind, uint64_t n);
   void relists(const std::string& kind, uint64_t n);
+  // Watch failures (bad lines, error answers), and object events that could not be published
+  // (a namespace or kind not usable as a subject token).
+  void watch_errors(const std::string& kind, uint64_t n);
+  void events_refused(const std::string& kind);
   void events_published(const std::string& kind, uint64_t n = 1);
   void action(const std::string& outcome);  // applied, conflict, failed, dropped, repeat
   void api_request(const std::string& verb, long status, double seconds);
@@ -35,6 +39,8 @@ class BridgeMetrics {
   std::mutex mu_;
   telemetry::Family<telemetry::Counter>& watch_restarts_;
   telemetry::Family<telemetry::Counter>& relists_;
+  telemetry::Family<telemetry::Counter>& watch_errors_;
+  telemetry::Family<telemetry::Counter>& refused_;
   telemetry::Family<telemetry::Counter>& events_;
   telemetry::Family<telemetry::Counter>& actions_;
   telemetry::Family<telemetry::Counter>& api_requests_;

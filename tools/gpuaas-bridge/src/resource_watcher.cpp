@@ -1,5 +1,7 @@
 #include "resource_watcher.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
 
 #include <cctype>
@@ -229,6 +231,9 @@ ResourceWatcher::Step ResourceWatcher::step() {
         }
         break;
       case WatchEvent::Type::kInvalid: {
+        // One bad line loses that line only; the stream goes on.
+        spdlog::warn("watch {}: a line of the stream is not a watch event: {}", type_.kind,
+                     ev.message);
         std::lock_guard lock(stats_mutex_);
         ++stats_.errors;
         break;
