@@ -383,9 +383,13 @@ class MemoryBus final : public Bus {
       }
     }
     if (!h) return Status::unavailable("nobody answers on " + msg.subject);
+    Message asked = msg;
+    asked.reply = "_INBOX.memory";
+    std::optional<std::string> answer = (*h)(asked);
+    if (!answer) return Status::unavailable("no answer on " + msg.subject);
     Message reply;
-    reply.subject = "_INBOX.memory";
-    reply.data = (*h)(msg);
+    reply.subject = asked.reply;
+    reply.data = std::move(*answer);
     return reply;
   }
 

@@ -48,8 +48,9 @@ void on_message(natsConnection*, natsSubscription*, natsMsg* raw, void* closure)
     const char* reply = natsMsg_GetReply(m.get());
     if (reply == nullptr || *reply == '\0')
       return;  // a request without an inbox cannot be answered
-    std::string answer = st->on_request(msg);
-    natsConnection_Publish(st->conn->nc, reply, answer.data(), static_cast<int>(answer.size()));
+    std::optional<std::string> answer = st->on_request(msg);
+    if (answer)
+      natsConnection_Publish(st->conn->nc, reply, answer->data(), static_cast<int>(answer->size()));
   } else {
     st->on_message(msg);
   }

@@ -70,6 +70,7 @@ inline Result<MsgPtr> to_nats(const Message& msg) {
 inline Message from_nats_msg(natsMsg* m) {
   Message out;
   out.subject = natsMsg_GetSubject(m);
+  if (const char* reply = natsMsg_GetReply(m); reply != nullptr) out.reply = reply;
   out.data.assign(natsMsg_GetData(m), static_cast<std::size_t>(natsMsg_GetDataLength(m)));
   const char** keys = nullptr;
   int n = 0;

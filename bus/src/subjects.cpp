@@ -6,7 +6,7 @@
 namespace gpuaas::bus {
 namespace {
 
-constexpr std::array<std::pair<SubjectCategory, std::string_view>, 7> kCategories{{
+constexpr std::array<std::pair<SubjectCategory, std::string_view>, 8> kCategories{{
     {SubjectCategory::kEvents, "events"},
     {SubjectCategory::kMetrics, "metrics"},
     {SubjectCategory::kTicks, "ticks"},
@@ -14,6 +14,7 @@ constexpr std::array<std::pair<SubjectCategory, std::string_view>, 7> kCategorie
     {SubjectCategory::kStatus, "status"},
     {SubjectCategory::kDeadletter, "deadletter"},
     {SubjectCategory::kApi, "api"},
+    {SubjectCategory::kSubmissions, "submissions"},
 }};
 
 std::string_view category_name(SubjectCategory c) {
@@ -55,6 +56,9 @@ bool Subjects::valid_token(std::string_view token) {
 std::string Subjects::events(std::string_view ns, std::string_view kind) const {
   return join(prefix_, "events", namespace_token(ns), kind);
 }
+std::string Subjects::submissions(std::string_view ns, std::string_view kind) const {
+  return join(prefix_, "submissions", namespace_token(ns), kind);
+}
 std::string Subjects::metrics(std::string_view ns) const {
   return join(prefix_, "metrics", namespace_token(ns));
 }
@@ -74,6 +78,29 @@ std::string Subjects::api(std::string_view endpoint) const {
 
 std::string Subjects::api(std::string_view endpoint, std::string_view ns) const {
   return join(prefix_, "api", endpoint, namespace_token(ns));
+}
+
+std::string Subjects::unanswerable_reply(std::string_view reply) const {
+  if (reply.empty()) return "no reply subject";
+  if (reply.size() > 256) return "a reply subject longer than 256 bytes";
+  std::size_t token = 0;
+  for (std::size_t i = 0; i <= reply.size(); ++i) {
+    if (i == reply.size() || reply[i] == '.') {
+      if (i == token) return "an empty token in the reply subject";
+      std::string_view t = reply.substr(token, i - token);
+      if (t == "*" || t == ">") return "a wildcard in the reply subject";
+      token = i + 1;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(reply[i]);
+    if (c <= 0x20 || c >= 0x7f) return "a reply subject that is not printable ASCII";
+  }
+  if (reply.front() == '$') return "a reply subject in the server's own '$' namespace";
+  const std::string_view root = std::string_view(prefix_).substr(0, prefix_.rfind('.'));
+  if (reply == root || (reply.size() > root.size() && reply.substr(0, root.size()) == root &&
+                        reply[root.size()] == '.'))
+    return "a reply subject under " + std::string(root) + ".";
+  return {};
 }
 
 std::string Subjects::all(SubjectCategory category) const {
@@ -106,7 +133,8 @@ std::optional<ParsedSubject> Subjects::parse(std::string_view subject) const {
         if (n != 1) return std::nullopt;
         return p;
       case SubjectCategory::kApi:
-        if (n < 2) return std::nullopt;
+        if (n != 2 && n != 3) return std::nullopt;
+        p.kind = tok[1];
         if (n == 3) p.namespace_token = tok[2];
         return p;
       case SubjectCategory::kMetrics:
@@ -115,6 +143,7 @@ std::optional<ParsedSubject> Subjects::parse(std::string_view subject) const {
         p.namespace_token = tok[1];
         return p;
       case SubjectCategory::kEvents:
+      case SubjectCategory::kSubmissions:
       case SubjectCategory::kActions:
       case SubjectCategory::kStatus:
         if (n != 3) return std::nullopt;

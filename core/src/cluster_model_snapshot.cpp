@@ -33,11 +33,14 @@ void ClusterModel::load_state(base::ArchiveReader& r) {
   // Tombstones by hand (a private type), in the archive's order-keeping way: back to front.
   uint64_t buckets = 0;
   r.raw(&buckets, sizeof buckets);
+  if (buckets > (uint64_t{1} << 32)) r.fail("a bucket count of " + std::to_string(buckets));
   std::vector<std::pair<std::string, Tombstone>> items(r.count());
   for (auto& [key, t] : items) r(key, t.uid, t.resource_version, t.at);
   tombstones_.clear();
   if (r.ok()) {
-    tombstones_.rehash(buckets);
+    // A map that never held anything has libstdc++'s single bucket, which rehash() would
+    // double: the model saved again would differ from the snapshot it was loaded from.
+    if (!items.empty() || buckets != tombstones_.bucket_count()) tombstones_.rehash(buckets);
     for (auto it = items.rbegin(); it != items.rend(); ++it) tombstones_.insert(std::move(*it));
   }
   metrics_.load_state(r);

@@ -67,6 +67,16 @@ Daemon::Daemon(DaemonConfig config, bus::Bus& bus, std::shared_ptr<telemetry::Re
                  "was replayed from its start instead.")
              .Register(*registry_)
              .Add({});
+    auto& refused = telemetry::BuildCounter()
+                        .Name("gpuaas_api_requests_refused_total")
+                        .Help(
+                            "API requests not answered (a reply subject gpuaasd must not write "
+                            "to) or answered with an error (not UTF-8, no such endpoint, a "
+                            "failure inside the handler), by reason.")
+                        .Register(*registry_);
+    for (int i = 0; i < kApiReasons; ++i)
+      counters_->api_refused[static_cast<std::size_t>(i)] =
+          &refused.Add({{"reason", std::string(api_refusal_name(i))}});
     // 0.5 ms to about 8 s: a decision inside a batch waits for those before it.
     counters_->action_latency =
         &telemetry::BuildHistogram()
@@ -363,6 +373,8 @@ void Daemon::stop() {
   stopping_ = true;
   tick_cv_.notify_all();
 }
+
+uint64_t Daemon::api_refusals() const { return counters_->api_refused_total.load(); }
 
 IntakeStats Daemon::stats() const {
   std::shared_lock lock(model_mu_);

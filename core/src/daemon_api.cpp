@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,6 +14,7 @@
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/state_view.hpp"
+#include "gpuaas/core/utf8.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -149,46 +151,78 @@ std::string Daemon::fit_answer(std::string_view endpoint, std::string answer) co
       .dump();
 }
 
+// Why an API request got no answer or an error, as a metric label.
+std::string_view api_refusal_name(int reason) {
+  static constexpr std::array<std::string_view, 4> kNames = {"reply_subject", "invalid_utf8",
+                                                             "handler_error", "unknown_endpoint"};
+  return reason >= 0 && reason < static_cast<int>(kNames.size()) ? kNames[reason] : "unknown";
+}
+
+void Daemon::count_api_refusal(int reason) const {
+  if (auto* c = counters_->api_refused[static_cast<std::size_t>(reason)]) c->Increment();
+  counters_->api_refused_total.fetch_add(1);
+}
+
+// Every request passes here, on whatever thread the bus calls back: nothing it carries may end
+// the process, so the answer is built inside one guard, as at the plugin boundary.
+std::optional<std::string> Daemon::answer(const bus::Message& request) const {
+  // An answer goes wherever the request says, with gpuaasd's rights: never to a stream, an
+  // action or status subject, or the server's own APIs. NATS accounts keep tenants from naming
+  // such a subject (docs/security.md); this stops anyone else who could.
+  if (std::string why = subjects_.unanswerable_reply(request.reply); !why.empty()) {
+    count_api_refusal(kApiReplySubject);
+    spdlog::warn("API request on {} not answered: {}", printable(request.subject), why);
+    return std::nullopt;
+  }
+  auto at = subjects_.parse(request.subject);
+  const bool api = at && at->category == bus::SubjectCategory::kApi;
+  const std::string_view endpoint = api ? std::string_view(at->kind) : std::string_view();
+  static constexpr std::array<std::string_view, 4> kEndpoints = {"state", "plugins", "explain",
+                                                                 "report"};
+  auto known = std::find(kEndpoints.begin(), kEndpoints.end(), endpoint);
+  if (known == kEndpoints.end()) {
+    count_api_refusal(kApiUnknownEndpoint);
+    return json{{"error", "no API endpoint on " + sanitize_utf8(request.subject)}}.dump();
+  }
+  if (!valid_utf8(request.data)) {
+    count_api_refusal(kApiInvalidUtf8);
+    return json{{"error", "the request is not valid UTF-8 (byte " +
+                              std::to_string(find_invalid_utf8(request.data)) + ")"}}
+        .dump();
+  }
+  try {
+    std::string out;
+    if (!at->namespace_token.empty()) {
+      out = scoped_json(*known, at->namespace_token, request.data);
+    } else if (*known == "state") {
+      out = state_json();
+    } else if (*known == "plugins") {
+      out = plugins_json();
+    } else if (*known == "explain") {
+      out = explain_json(request.data);
+    } else {
+      out = report_json(request.data);
+    }
+    return fit_answer(*known, std::move(out));
+  } catch (const std::exception& e) {
+    count_api_refusal(kApiHandlerError);
+    spdlog::error("API {}: the request failed: {}", printable(request.subject), e.what());
+    return json{{"error", "the request failed inside gpuaasd: " + sanitize_utf8(e.what())}}.dump();
+  } catch (...) {
+    count_api_refusal(kApiHandlerError);
+    spdlog::error("API {}: the request failed", printable(request.subject));
+    return std::string(R"({"error":"the request failed inside gpuaasd"})");
+  }
+}
+
 void Daemon::serve_api() {
-  auto serve = [this](const char* endpoint, std::string (Daemon::*answer)() const) {
-    auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
-                          [this, endpoint, answer](const bus::Message&) {
-                            return fit_answer(endpoint, (this->*answer)());
-                          });
-    if (sub) {
-      api_.push_back(std::move(sub).value());
-    } else {
-      spdlog::error("API {}: {}", endpoint, sub.status().message());
-    }
-  };
-  serve("state", &Daemon::state_json);
-  serve("plugins", &Daemon::plugins_json);
-  auto serve_query = [this](const char* endpoint,
-                            std::string (Daemon::*answer)(std::string_view) const) {
-    auto sub = bus_.serve(subjects_.api(endpoint), "gpuaasd",
-                          [this, endpoint, answer](const bus::Message& m) {
-                            return fit_answer(endpoint, (this->*answer)(m.data));
-                          });
-    if (sub) {
-      api_.push_back(std::move(sub).value());
-    } else {
-      spdlog::error("API {}: {}", endpoint, sub.status().message());
-    }
-  };
-  serve_query("explain", &Daemon::explain_json);
-  serve_query("report", &Daemon::report_json);
-  // The same endpoints scoped to the namespace named by the subject's last token.
-  for (const char* endpoint : {"state", "plugins", "explain", "report"}) {
-    auto sub = bus_.serve(
-        subjects_.api(endpoint, "*"), "gpuaasd", [this, endpoint](const bus::Message& m) {
-          auto at = subjects_.parse(m.subject);
-          return fit_answer(endpoint, scoped_json(endpoint, at ? at->namespace_token : "", m.data));
-        });
-    if (sub) {
-      api_.push_back(std::move(sub).value());
-    } else {
-      spdlog::error("API {} (scoped): {}", endpoint, sub.status().message());
-    }
+  // One subscription for every endpoint, scoped or not: one guard for all of them.
+  auto sub = bus_.serve(subjects_.all(bus::SubjectCategory::kApi), "gpuaasd",
+                        [this](const bus::Message& m) { return answer(m); });
+  if (sub) {
+    api_.push_back(std::move(sub).value());
+  } else {
+    spdlog::error("API: {}", sub.status().message());
   }
 }
 

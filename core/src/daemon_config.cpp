@@ -58,7 +58,8 @@ void apply_subject_root(DaemonConfig& cfg, const std::string& root) {
   std::string prefix = stream_prefix(root);
   cfg.events_stream.name = prefix + "_EVENTS";
   cfg.events_stream.subjects = {subj.all(bus::SubjectCategory::kEvents),
-                                subj.all(bus::SubjectCategory::kMetrics), subj.ticks()};
+                                subj.all(bus::SubjectCategory::kMetrics), subj.ticks(),
+                                subj.all(bus::SubjectCategory::kSubmissions)};
   cfg.actions_stream.name = prefix + "_ACTIONS";
   cfg.actions_stream.subjects = {subj.all(bus::SubjectCategory::kActions)};
   cfg.deadletter_stream.name = prefix + "_DEADLETTER";

@@ -2,6 +2,10 @@
 // Private to gpuaas_core.
 #pragma once
 
+#include <array>
+#include <atomic>
+#include <string_view>
+
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/event_applier.hpp"
 #include "gpuaas/telemetry/registry.hpp"
@@ -18,7 +22,12 @@ struct Daemon::Counters {
   uint64_t last_data_hash = 0;
   telemetry::Counter* snapshots_written = nullptr;
   telemetry::Counter* snapshots_refused = nullptr;
+  // API requests not answered or answered with an error, by Daemon::kApi* reason.
+  std::array<telemetry::Counter*, 4> api_refused{};
+  std::atomic<uint64_t> api_refused_total{0};
 };
+
+std::string_view api_refusal_name(int reason);
 
 // The intake's counts with the applier's tally of action results.
 inline IntakeStats with_action_results(IntakeStats s, const EventApplier& applier) {

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "gpuaas/core/utf8.hpp"
+
 namespace gpuaas::core {
 namespace {
 
@@ -76,8 +78,8 @@ std::optional<ObjectEnvelopeView> read_object_envelope(std::string_view wire) {
         if (!r.bytes(out.id)) return std::nullopt;
         break;
       case 2:
-      case 3:  // source and type: not needed to apply an object
-        if (!r.bytes(b)) return std::nullopt;
+      case 3:  // source and type: not needed to apply an object, but text like every string
+        if (!r.bytes(b) || !valid_utf8(b)) return std::nullopt;
         break;
       case 4: {  // google.protobuf.Timestamp {1: seconds, 2: nanos}
         if (!r.bytes(b)) return std::nullopt;
@@ -121,7 +123,8 @@ std::optional<ObjectEnvelopeView> read_object_envelope(std::string_view wire) {
         if (!r.skip(wt)) return std::nullopt;
     }
   }
-  if (out.id.empty() || !has_time || !has_object) return std::nullopt;
+  // Strings that are not UTF-8 take the full parser, which names the field.
+  if (out.id.empty() || !valid_utf8(out.id) || !has_time || !has_object) return std::nullopt;
   return out;
 }
 

@@ -4,10 +4,12 @@
 
 #include <optional>
 
+#include "gpuaas/base/kube_scope.hpp"
 #include "gpuaas/core/envelope_view.hpp"
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/utf8.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "submission.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -53,15 +55,6 @@ ChangeType change_of(v1::ObjectEvent::Type t) {
   }
 }
 
-std::string printable(std::string_view s, std::size_t max = 80) {
-  std::string out;
-  for (char c : s.substr(0, max)) {
-    out.push_back(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f ? c : '?');
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
-
 }  // namespace
 
 std::string_view reject_reason_name(RejectReason r) {
@@ -76,6 +69,8 @@ std::string_view reject_reason_name(RejectReason r) {
       return "subject_mismatch";
     case RejectReason::kBadSample:
       return "bad_sample";
+    case RejectReason::kSubmission:
+      return "submission_refused";
     case RejectReason::kCount:
       break;
   }
@@ -91,7 +86,7 @@ EventApplier::EventApplier(bus::Subjects subjects, std::string source,
                       .Help("Events decoded and applied to the cluster model, by payload type.")
                       .Register(*registry);
   applied_ = {&applied.Add({{"type", "object"}}), &applied.Add({{"type", "metrics"}}),
-              &applied.Add({{"type", "tick"}})};
+              &applied.Add({{"type", "tick"}}), &applied.Add({{"type", "submission"}})};
   auto& results = telemetry::BuildCounter()
                       .Name("gpuaas_action_results_total")
                       .Help("Outcomes of actions reported back by the applier (gpuaas-bridge).")
@@ -138,13 +133,17 @@ bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
   auto at = subjects_.parse(d.subject);
   if (!at || (at->category != bus::SubjectCategory::kEvents &&
               at->category != bus::SubjectCategory::kMetrics &&
-              at->category != bus::SubjectCategory::kTicks)) {
+              at->category != bus::SubjectCategory::kTicks &&
+              at->category != bus::SubjectCategory::kSubmissions)) {
     return reject(d, RejectReason::kSubject, "not an input subject", model);
   }
+  const bool submission = at->category == bus::SubjectCategory::kSubmissions;
   // Object events, the bulk of the stream, are read from the wire bytes directly.
   if (!d.content_type && !d.data.empty() && d.data.front() != '{') {
     if (auto v = read_object_envelope(d.data)) {
       event_id_ = v->id;
+      if (submission)
+        return apply_submission(d, *at, v->type, std::string(v->object_json), v->time, model);
       return apply_object(d, *at, v->type, std::string(v->object_json), v->time, model);
     }
   }
@@ -153,8 +152,18 @@ bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
     return reject(d, RejectReason::kUndecodable, s.message(), model);
   }
   event_id_ = event_.id();
+  if (submission && event_.payload_case() != v1::Event::kObject) {
+    return reject(d, RejectReason::kSubmission,
+                  "a submission carries one workload object: samples, ticks and action results "
+                  "are observed, not submitted",
+                  model);
+  }
   switch (event_.payload_case()) {
     case v1::Event::kObject:
+      if (submission)
+        return apply_submission(d, *at, event_.object().type(),
+                                std::move(*event_.mutable_object()->mutable_object_json()),
+                                event_time_of(event_), model);
       return apply_object(d, *at, event_.object().type(),
                           std::move(*event_.mutable_object()->mutable_object_json()),
                           event_time_of(event_), model);
@@ -176,33 +185,89 @@ bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
   }
 }
 
+std::optional<KubeObject> EventApplier::decode_object(const Delivery& d,
+                                                      const bus::ParsedSubject& at, int type,
+                                                      std::string json, ClusterModel& model) {
+  if (type != v1::ObjectEvent::ADDED && type != v1::ObjectEvent::MODIFIED &&
+      type != v1::ObjectEvent::DELETED) {
+    reject(d, RejectReason::kBadObject,
+           type == v1::ObjectEvent::TYPE_UNSPECIFIED
+               ? std::string("object event type: missing")
+               : "object event type: unknown value " + std::to_string(type),
+           model);
+    return std::nullopt;
+  }
+  auto obj = decoder_.decode(std::move(json));
+  if (!obj) {
+    reject(d, RejectReason::kBadObject, obj.status().message(), model);
+    return std::nullopt;
+  }
+  ObjectMeta& m = obj->meta;
+  // The subject is what NATS permissions enforce; the object must agree with it.
+  if (bus::Subjects::namespace_token(m.namespace_) != at.namespace_token || m.kind != at.kind) {
+    reject(d, RejectReason::kMismatch,
+           "object " + m.kind + " " + (m.namespace_.empty() ? "" : m.namespace_ + "/") + m.name +
+               " does not belong on this subject (namespace \"" + at.namespace_token +
+               "\", kind \"" + at.kind + "\")",
+           model);
+    return std::nullopt;
+  }
+  // Cluster-scoped kinds (capacity, priorities, policy) only on the cluster's subject, and a Pod
+  // always in a namespace: an object the API server could not hold is refused.
+  const bool cluster_kind = cluster_scoped_kind(m.kind);
+  if (cluster_kind != m.namespace_.empty() && (cluster_kind || obj->pod)) {
+    reject(d, RejectReason::kMismatch,
+           m.kind + " " + m.name +
+               (cluster_kind ? " is cluster-scoped: it belongs on the " +
+                                   std::string(bus::kClusterScope) + " subject, with no namespace"
+                             : " is namespaced: it needs a namespace"),
+           model);
+    return std::nullopt;
+  }
+  return std::move(obj).value();
+}
+
 bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at, int type,
                                 std::string json, EventTime time, ClusterModel& model) {
   if (at.category != bus::SubjectCategory::kEvents) {
     return reject(d, RejectReason::kMismatch, "an object event on a non-object subject", model);
   }
-  if (type != v1::ObjectEvent::ADDED && type != v1::ObjectEvent::MODIFIED &&
-      type != v1::ObjectEvent::DELETED) {
-    return reject(d, RejectReason::kBadObject,
-                  type == v1::ObjectEvent::TYPE_UNSPECIFIED
-                      ? std::string("object event type: missing")
-                      : "object event type: unknown value " + std::to_string(type),
-                  model);
-  }
-  auto obj = decoder_.decode(std::move(json));
-  if (!obj) return reject(d, RejectReason::kBadObject, obj.status().message(), model);
-  ObjectMeta& m = obj->meta;
-  // The subject is what NATS permissions enforce; the object must agree with it.
-  if (bus::Subjects::namespace_token(m.namespace_) != at.namespace_token || m.kind != at.kind) {
-    return reject(d, RejectReason::kMismatch,
-                  "object " + m.kind + " " + (m.namespace_.empty() ? "" : m.namespace_ + "/") +
-                      m.name + " does not belong on this subject (namespace \"" +
-                      at.namespace_token + "\", kind \"" + at.kind + "\")",
-                  model);
-  }
-  if (m.uid.empty()) m.uid = stable_uid(m.kind, m.namespace_, m.name);
-  model.apply(change_of(static_cast<v1::ObjectEvent::Type>(type)), std::move(obj.value()), time);
+  auto obj = decode_object(d, at, type, std::move(json), model);
+  if (!obj) return false;
+  if (obj->meta.uid.empty())
+    obj->meta.uid = stable_uid(obj->meta.kind, obj->meta.namespace_, obj->meta.name);
+  model.apply(change_of(static_cast<v1::ObjectEvent::Type>(type)), std::move(*obj), time);
   if (applied_[0] != nullptr) applied_[0]->Increment();
+  return true;
+}
+
+// A tenant's submission: a workload of a kind a plugin handles, in the subject's namespace, that
+// the cluster has not already shown (an object the bridge reported carries a resourceVersion and
+// is changed in the cluster, not here). Applied at the event clock as it stands: the time the
+// submission states moves nothing (docs/security.md).
+bool EventApplier::apply_submission(const Delivery& d, const bus::ParsedSubject& at, int type,
+                                    std::string json, EventTime stated, ClusterModel& model) {
+  auto cleaned = submitted_object(json, stated);
+  if (!cleaned) return reject(d, RejectReason::kBadObject, cleaned.status().message(), model);
+  auto obj = decode_object(d, at, type, std::move(cleaned).value(), model);
+  if (!obj) return false;
+  ObjectMeta& m = obj->meta;
+  auto refuse = [&](const std::string& why) {
+    return reject(d, RejectReason::kSubmission,
+                  "submission " + m.kind + " " + m.namespace_ + "/" + m.name + ": " + why, model);
+  };
+  if (m.namespace_.empty() || m.api_version == "v1")
+    return refuse(
+        "only namespaced workloads are submitted; Pods, Nodes and other core objects "
+        "are observed from the cluster");
+  if (WorkloadInterpreter* in = model.interpreter(); in != nullptr && !in->interpret(*obj))
+    return refuse("no plugin handles " + m.api_version + " " + m.kind);
+  if (const KubeObject* held = model.object(ClusterModel::key_of(m));
+      held != nullptr && !held->meta.resource_version.empty())
+    return refuse("the cluster already has this object: change it there");
+  m.uid = stable_uid(m.kind, m.namespace_, m.name);
+  model.apply(change_of(static_cast<v1::ObjectEvent::Type>(type)), std::move(*obj), model.now());
+  if (applied_[3] != nullptr) applied_[3]->Increment();
   return true;
 }
 

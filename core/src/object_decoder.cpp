@@ -55,6 +55,14 @@ Status at_path(std::string_view path, const Status& s) {
   return Status::invalid(std::string(path) + s.message());
 }
 
+// A quantity the model counts: never negative (the API server refuses those), and small enough
+// that the requests of kMaxContainers containers add up without overflowing (2^54 milli-units:
+// 18 PB of memory in bytes, 18 trillion GPUs).
+constexpr int64_t kMaxQuantityMilli = int64_t{1} << 54;
+// Containers and init containers of one pod: the sums above stay in range, and one event cannot
+// make the decoder work without bound. Real pods have a handful.
+constexpr std::size_t kMaxContainers = 256;
+
 // Quantities are strings in kubectl's output; a bare number is accepted as well. Error messages
 // are relative to parent.key (": not an object", ".cpu: ...").
 Status read_resources(element parent, std::string_view key, ResourceList& out) {
@@ -69,6 +77,13 @@ Status read_resources(element parent, std::string_view key, ResourceList& out) {
       milli = parse_quantity_milli(text);
     } else if (double d; field.value.get(d) == simdjson::SUCCESS) {
       if (d >= 0 && d < 9e15) milli = static_cast<int64_t>(std::ceil(d * 1000));
+      if (!milli) return Status::invalid("." + std::string(field.key) + ": not a quantity");
+    } else {
+      return Status::invalid("." + std::string(field.key) + ": not a quantity");
+    }
+    if (milli && (*milli < 0 || *milli > kMaxQuantityMilli)) {
+      return Status::invalid("." + std::string(field.key) + ": " + format_milli(*milli) +
+                             (*milli < 0 ? " is negative" : " is out of range"));
     }
     if (!milli) {
       // Quote at most 40 bytes, cut before a UTF-8 continuation byte so the message stays text.
@@ -173,7 +188,18 @@ Status decode_pod(element root, PodStatus& pod) {
                 gates.size() > 0;
     ResourceList sum;
     array containers;
-    if (spec.found[kContainers] && spec.values[kContainers].get(containers) == simdjson::SUCCESS) {
+    array inits;
+    const bool has_inits =
+        spec.found[kInits] && spec.values[kInits].get(inits) == simdjson::SUCCESS;
+    const bool has_containers =
+        spec.found[kContainers] && spec.values[kContainers].get(containers) == simdjson::SUCCESS;
+    const std::size_t count =
+        (has_containers ? containers.size() : 0) + (has_inits ? inits.size() : 0);
+    if (count > kMaxContainers) {
+      return Status::invalid("spec: " + std::to_string(count) + " containers and init containers" +
+                             " (at most " + std::to_string(kMaxContainers) + ")");
+    }
+    if (has_containers) {
       std::size_t i = 0;
       for (element c : containers) {
         ResourceList r;
@@ -181,8 +207,7 @@ Status decode_pod(element root, PodStatus& pod) {
         for (const auto& [k, v] : r) sum[k] += v;
       }
     }
-    array inits;
-    if (spec.found[kInits] && spec.values[kInits].get(inits) == simdjson::SUCCESS) {
+    if (has_inits) {
       std::size_t i = 0;
       for (element c : inits) {
         ResourceList r;

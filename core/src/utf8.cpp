@@ -62,4 +62,17 @@ std::string sanitize_utf8(std::string_view s) {
   return out;
 }
 
+std::string printable(std::string_view s, std::size_t max) {
+  std::string_view head = s.substr(0, max);
+  // Cut before a continuation byte, so the cut does not make the text invalid.
+  while (head.size() < s.size() && !head.empty() &&
+         (static_cast<unsigned char>(s[head.size()]) & 0xC0) == 0x80)
+    head.remove_suffix(1);
+  std::string out = sanitize_utf8(head);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  if (s.size() > head.size()) out += "...";
+  return out;
+}
+
 }  // namespace gpuaas::core

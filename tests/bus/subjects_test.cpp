@@ -65,7 +65,9 @@ TEST(SubjectsTest, ParseRoundTripsEveryBuilder) {
   expect_parsed(s, s.status("", "Node"), SubjectCategory::kStatus, "_cluster", "Node");
   expect_parsed(s, s.deadletter("ns"), SubjectCategory::kDeadletter, "ns", "");
   expect_parsed(s, s.deadletter(""), SubjectCategory::kDeadletter, "_cluster", "");
-  expect_parsed(s, s.api("state"), SubjectCategory::kApi, "", "");
+  expect_parsed(s, s.api("state"), SubjectCategory::kApi, "", "state");
+  expect_parsed(s, s.api("state", "ns"), SubjectCategory::kApi, "ns", "state");
+  expect_parsed(s, s.submissions("ns", "Job"), SubjectCategory::kSubmissions, "ns", "Job");
 }
 
 TEST(SubjectsTest, ParseRejects) {
@@ -115,6 +117,58 @@ TEST(SubjectsTest, ValidToken) {
     EXPECT_FALSE(Subjects::valid_token(bad)) << "'" << bad << "'";
   }
   EXPECT_FALSE(Subjects::valid_token(std::string_view("a\0b", 3)));
+}
+
+}  // namespace
+}  // namespace gpuaas::bus
+
+namespace gpuaas::bus {
+namespace {
+
+TEST(SubjectsTest, Submissions) {
+  Subjects s;
+  EXPECT_EQ(s.submissions("team-a", "RayJob"), "gpuaas.v1.submissions.team-a.RayJob");
+  EXPECT_EQ(s.all(SubjectCategory::kSubmissions), "gpuaas.v1.submissions.>");
+  auto p = s.parse("gpuaas.v1.submissions.team-a.RayJob");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->category, SubjectCategory::kSubmissions);
+  EXPECT_EQ(p->namespace_token, "team-a");
+  EXPECT_EQ(p->kind, "RayJob");
+  EXPECT_FALSE(s.parse("gpuaas.v1.submissions.team-a"));
+  // The API: two or three tokens, the endpoint as the kind.
+  auto api = s.parse("gpuaas.v1.api.explain.team-a");
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->kind, "explain");
+  EXPECT_EQ(api->namespace_token, "team-a");
+  EXPECT_FALSE(s.parse("gpuaas.v1.api.state.team-a.extra"));
+}
+
+TEST(SubjectsTest, RepliesThatMustNotBeAnswered) {
+  Subjects s;
+  for (const char* ok : {"_INBOX.abc.def", "_R_.7kVIWf.FfawgU", "_INBOX_team-a.x", "gpuaasx.y"})
+    EXPECT_EQ(s.unanswerable_reply(ok), "") << ok;
+  const std::pair<const char*, const char*> refused[] = {
+      {"", "no reply subject"},
+      {"$JS.API.STREAM.PURGE.GPUAAS_EVENTS", "'$' namespace"},
+      {"$KV.GPUAAS_SNAPSHOT.state_gpuaasd", "'$' namespace"},
+      {"$SYS.REQ.SERVER.PING", "'$' namespace"},
+      {"gpuaas.v1.actions.team-b.Job", "under gpuaas."},
+      {"gpuaas.v2.anything", "under gpuaas."},
+      {"gpuaas", "under gpuaas."},
+      {"_INBOX.*", "wildcard"},
+      {"_INBOX.>", "wildcard"},
+      {"_INBOX..x", "empty token"},
+      {"_INBOX.x.", "empty token"},
+      {".x", "empty token"},
+      {"_INBOX x", "printable ASCII"},
+      {"_INBOX.\xc3\xa9", "printable ASCII"},
+  };
+  for (const auto& [reply, why] : refused)
+    EXPECT_NE(s.unanswerable_reply(reply).find(why), std::string::npos)
+        << reply << ": " << s.unanswerable_reply(reply);
+  EXPECT_NE(s.unanswerable_reply(std::string(300, 'a')), "");
+  EXPECT_NE(Subjects("staging").unanswerable_reply("staging.v1.status.x.Job"), "");
+  EXPECT_EQ(Subjects("staging").unanswerable_reply("gpuaas.v1.status.x.Job"), "");
 }
 
 }  // namespace

@@ -69,8 +69,8 @@ TEST(DaemonConfigTest, DefaultsForTheProductionRoot) {
   EXPECT_EQ(cfg.intake.durable, "gpuaasd");
 
   EXPECT_EQ(cfg.events_stream.name, "GPUAAS_EVENTS");
-  EXPECT_EQ(cfg.events_stream.subjects,
-            (Strings{"gpuaas.v1.events.>", "gpuaas.v1.metrics.>", "gpuaas.v1.ticks"}));
+  EXPECT_EQ(cfg.events_stream.subjects, (Strings{"gpuaas.v1.events.>", "gpuaas.v1.metrics.>",
+                                                 "gpuaas.v1.ticks", "gpuaas.v1.submissions.>"}));
   EXPECT_EQ(cfg.actions_stream.name, "GPUAAS_ACTIONS");
   EXPECT_EQ(cfg.actions_stream.subjects, (Strings{"gpuaas.v1.actions.>"}));
   EXPECT_EQ(cfg.actions_stream.duplicate_window, 10min);
@@ -84,9 +84,9 @@ TEST(DaemonConfigTest, DefaultsForABenchmarkRoot) {
   EXPECT_EQ(cfg.subject_root, "gpuaas-bench");
   // Stream names allow no '-': other characters become '_'.
   EXPECT_EQ(cfg.events_stream.name, "GPUAAS_BENCH_EVENTS");
-  EXPECT_EQ(
-      cfg.events_stream.subjects,
-      (Strings{"gpuaas-bench.v1.events.>", "gpuaas-bench.v1.metrics.>", "gpuaas-bench.v1.ticks"}));
+  EXPECT_EQ(cfg.events_stream.subjects,
+            (Strings{"gpuaas-bench.v1.events.>", "gpuaas-bench.v1.metrics.>",
+                     "gpuaas-bench.v1.ticks", "gpuaas-bench.v1.submissions.>"}));
   EXPECT_EQ(cfg.actions_stream.name, "GPUAAS_BENCH_ACTIONS");
   EXPECT_EQ(cfg.actions_stream.subjects, (Strings{"gpuaas-bench.v1.actions.>"}));
   EXPECT_EQ(cfg.deadletter_stream.name, "GPUAAS_BENCH_DEADLETTER");
@@ -98,8 +98,8 @@ TEST(DaemonConfigTest, ApplySubjectRootRederivesStreams) {
   apply_subject_root(cfg, "lab");
   EXPECT_EQ(cfg.subject_root, "lab");
   EXPECT_EQ(cfg.events_stream.name, "LAB_EVENTS");
-  EXPECT_EQ(cfg.events_stream.subjects,
-            (Strings{"lab.v1.events.>", "lab.v1.metrics.>", "lab.v1.ticks"}));
+  EXPECT_EQ(cfg.events_stream.subjects, (Strings{"lab.v1.events.>", "lab.v1.metrics.>",
+                                                 "lab.v1.ticks", "lab.v1.submissions.>"}));
   EXPECT_EQ(cfg.deadletter_stream.subjects, (Strings{"lab.v1.deadletter.>"}));
   // Settings that are not derived from the root stay.
   EXPECT_EQ(cfg.actions_stream.duplicate_window, 10min);
@@ -164,8 +164,8 @@ streams:
   EXPECT_EQ(cfg.intake.max_ack_pending, 50000);
   // The file named the events stream; the others follow the subject root.
   EXPECT_EQ(cfg.events_stream.name, "LAB_IN");
-  EXPECT_EQ(cfg.events_stream.subjects,
-            (Strings{"lab.v1.events.>", "lab.v1.metrics.>", "lab.v1.ticks"}));
+  EXPECT_EQ(cfg.events_stream.subjects, (Strings{"lab.v1.events.>", "lab.v1.metrics.>",
+                                                 "lab.v1.ticks", "lab.v1.submissions.>"}));
   EXPECT_EQ(cfg.events_stream.replicas, 3);
   EXPECT_EQ(cfg.events_stream.max_age, 24h * 30);
   EXPECT_EQ(cfg.events_stream.max_bytes, 10737418240);
@@ -206,7 +206,8 @@ TEST_F(DaemonConfigFileTest, Snapshots) {
   EXPECT_EQ(cfg.snapshots.replicas, 3);
   EXPECT_EQ(load("snapshots: {everyEvents: 0}\n", &cfg), "");
   EXPECT_EQ(cfg.snapshots.every_events, 0u);
-  EXPECT_NE(load("snapshots: {everyEvents: -1}\n").find(":1:26: \"-1\" is not an integer >= 0"), std::string::npos)
+  EXPECT_NE(load("snapshots: {everyEvents: -1}\n").find(":1:26: \"-1\" is not an integer >= 0"),
+            std::string::npos)
       << load("snapshots: {everyEvents: -1}\n");
   EXPECT_NE(load("snapshots: {every: 5}\n").find("unknown setting \"every\""), std::string::npos);
 }

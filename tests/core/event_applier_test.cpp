@@ -285,7 +285,9 @@ TEST_F(EventApplierTest, GarbageIsDeadLettered) {
   std::string dl_subject;
   v1::DeadLetter dl = only_deadletter(&dl_subject);
   EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter.default");
-  EXPECT_EQ(dl.reason(), "payload is not a gpuaas.v1.Event (protobuf decode failed, 4 bytes)");
+  EXPECT_EQ(dl.reason(),
+            "payload is not a gpuaas.v1.Event (protobuf decode failed: not an Event, or a string "
+            "field that is not valid UTF-8; 4 bytes)");
   EXPECT_EQ(dl.payload(), "\xff\xff\xff\xff");
   EXPECT_EQ(dl.stream_sequence(), 5u);
   EXPECT_EQ(dl.event_id(), "");
@@ -440,12 +442,151 @@ TEST_F(EventApplierTest, DeadLettersAccumulateUntilTaken) {
   EXPECT_TRUE(applier_.take_deadletters().empty());
 }
 
+// ---------------------------------------------------------------------------------------------
+// Submissions, scope, quantities, text
+
+std::string job_json(const std::string& ns, const std::string& name) {
+  return json({{"apiVersion", "batch/v1"},
+               {"kind", "Job"},
+               {"metadata",
+                {{"name", name},
+                 {"namespace", ns},
+                 {"uid", "tenant-chosen"},
+                 {"resourceVersion", "999"},
+                 {"creationTimestamp", "2001-01-01T00:00:00Z"},
+                 {"ownerReferences", json::array({{{"kind", "X"}, {"name", "y"}}})}}},
+               {"spec", {{"suspend", true}}},
+               {"status", {{"succeeded", 1}}}})
+      .dump();
+}
+
+const KubeObject* job_in(const ClusterModel& m, const std::string& ns, const std::string& name) {
+  ObjectMeta meta{.api_version = "batch/v1", .kind = "Job", .namespace_ = ns, .name = name};
+  return m.object(ClusterModel::key_of(meta));
+}
+
+TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheClusterSays) {
+  ASSERT_TRUE(deliver(tick_event("t", kT0), subjects_.ticks()));
+  const EventTime later = kT0 + std::chrono::hours(24 * 365 * 10);
+  ASSERT_TRUE(deliver_object(ChangeType::kAdded, job_json("team-a", "train"),
+                             subjects_.submissions("team-a", "Job"), 2, later));
+  EXPECT_EQ(model_.now(), kT0);
+  const KubeObject* job = job_in(model_, "team-a", "train");
+  ASSERT_NE(job, nullptr);
+  EXPECT_EQ(job->meta.uid, stable_uid("Job", "team-a", "train"));
+  EXPECT_EQ(job->meta.resource_version, "");
+  EXPECT_FALSE(job->meta.controller);
+  EXPECT_EQ(job->meta.annotations.find("gpuaas.io/submitted-at")->second, format_rfc3339(later));
+  json stored = json::parse(job->json);
+  EXPECT_FALSE(stored.contains("status"));
+  EXPECT_FALSE(stored["metadata"].contains("creationTimestamp"));
+  // Withdrawn by the same namespace.
+  ASSERT_TRUE(deliver_object(ChangeType::kDeleted, job_json("team-a", "train"),
+                             subjects_.submissions("team-a", "Job"), 3));
+  EXPECT_EQ(job_in(model_, "team-a", "train"), nullptr);
+  EXPECT_TRUE(applier_.take_deadletters().empty());
+}
+
+TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
+  // Core objects: Pods (with their nodeName), Nodes, ConfigMaps.
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("team-a", "p", "", "gpu-1"),
+                              subjects_.submissions("team-a", "Pod")));
+  EXPECT_NE(only_deadletter().reason().find("observed from the cluster"), std::string::npos);
+  json node = json::parse(node_json("gpu-9"));
+  node["metadata"]["namespace"] = "team-a";
+  EXPECT_FALSE(
+      deliver_object(ChangeType::kAdded, node.dump(), subjects_.submissions("team-a", "Node")));
+  EXPECT_NE(only_deadletter().reason().find("cluster-scoped"), std::string::npos);
+  // Another namespace's object on its subject.
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, job_json("team-b", "x"),
+                              subjects_.submissions("team-a", "Job")));
+  EXPECT_NE(only_deadletter().reason().find("does not belong"), std::string::npos);
+  // Samples, ticks and action results are observed, not submitted.
+  EXPECT_FALSE(deliver(tick_event("t2", kT0), subjects_.submissions("team-a", "Tick")));
+  std::string dl_subject;
+  EXPECT_NE(only_deadletter(&dl_subject).reason().find("observed, not submitted"),
+            std::string::npos);
+  EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter.team-a");
+  // An object the bridge reported (it has a resourceVersion) is changed in the cluster.
+  json observed = json::parse(job_json("team-a", "seen"));
+  ASSERT_TRUE(
+      deliver_object(ChangeType::kAdded, observed.dump(), subjects_.events("team-a", "Job")));
+  EXPECT_FALSE(deliver_object(ChangeType::kDeleted, job_json("team-a", "seen"),
+                              subjects_.submissions("team-a", "Job")));
+  EXPECT_NE(only_deadletter().reason().find("the cluster already has this object"),
+            std::string::npos);
+  EXPECT_NE(job_in(model_, "team-a", "seen"), nullptr);
+  EXPECT_TRUE(model_.pods().empty());
+  EXPECT_TRUE(model_.nodes().empty());
+}
+
+TEST_F(EventApplierTest, ClusterScopedKindsOnlyOnTheClustersSubject) {
+  for (const char* kind : {"Node", "PriorityClass", "Namespace", "ClusterQueue"}) {
+    json obj = {
+        {"apiVersion", std::string(kind) == "ClusterQueue" ? "kueue.x-k8s.io/v1beta1" : "v1"},
+        {"kind", kind},
+        {"metadata", {{"name", "x"}, {"namespace", "team-a"}}}};
+    EXPECT_FALSE(deliver_object(ChangeType::kAdded, obj.dump(), subjects_.events("team-a", kind)));
+    EXPECT_NE(only_deadletter().reason().find("is cluster-scoped"), std::string::npos) << kind;
+  }
+  EXPECT_TRUE(model_.nodes().empty());
+  EXPECT_TRUE(deliver_object(ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Node")));
+}
+
+TEST_F(EventApplierTest, QuantitiesAndContainerCountsAreBounded) {
+  auto pod_with = [](const json& limits, int containers = 1) {
+    json p = json::parse(pod_json("team-a", "p", "", "gpu-1"));
+    json cs = json::array();
+    for (int i = 0; i < containers; ++i)
+      cs.push_back({{"name", "c" + std::to_string(i)}, {"resources", {{"limits", limits}}}});
+    p["spec"]["containers"] = cs;
+    return p.dump();
+  };
+  const std::string subject = subjects_.events("team-a", "Pod");
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, "-100"}}), subject));
+  EXPECT_EQ(only_deadletter().reason(),
+            "spec.containers[0].resources.limits.nvidia.com/gpu: -100 is negative");
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, -1}}), subject));
+  EXPECT_NE(only_deadletter().reason().find("not a quantity"), std::string::npos);
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{"memory", "8Pi"}}), subject));
+  EXPECT_NE(only_deadletter().reason().find("out of range"), std::string::npos);
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, "1"}}, 257), subject));
+  EXPECT_EQ(only_deadletter().reason(), "spec: 257 containers and init containers (at most 256)");
+  EXPECT_TRUE(model_.pods().empty());
+  EXPECT_TRUE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, "1"}}, 256), subject));
+  EXPECT_EQ(model_.node_requested("gpu-1").find(kGpuResource)->second, 256'000);
+}
+
+TEST_F(EventApplierTest, StringsThatAreNotUtf8AreDeadLettered) {
+  // The object fast path (an id), the full parser (a sample's label), the JSON mapping.
+  auto ev = make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "id-\xff", "test", kT0);
+  EXPECT_FALSE(deliver(ev, subjects_.events("team-a", "Pod")));
+  v1::DeadLetter dl = only_deadletter();
+  EXPECT_NE(dl.reason().find("not valid UTF-8"), std::string::npos) << dl.reason();
+  EXPECT_EQ(dl.event_id(), "");
+  auto source =
+      make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "ok", "caf\xe9", kT0);
+  EXPECT_FALSE(deliver(source, subjects_.events("team-a", "Pod")));
+  EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
+  auto samples = metrics_event("m", kT0, {{"DCGM_FI_DEV_GPU_UTIL", {{"pod", "p\xc3"}}, 1}});
+  EXPECT_FALSE(deliver(samples, subjects_.metrics("team-a")));
+  EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
+  EXPECT_FALSE(deliver_raw(subjects_.ticks(),
+                           "{\"id\":\"t\xff\",\"time\":\"2026-01-01T00:00:00Z\","
+                           "\"queue\":{\"tick\":{\"sequence\":1}}}",
+                           std::string_view("application/json")));
+  EXPECT_EQ(only_deadletter().reason().rfind("event JSON does not decode", 0), 0u);
+  EXPECT_TRUE(model_.pods().empty());
+  EXPECT_EQ(model_.now(), EventTime{});
+}
+
 TEST(RejectReasonTest, Names) {
   EXPECT_EQ(reject_reason_name(RejectReason::kSubject), "subject");
   EXPECT_EQ(reject_reason_name(RejectReason::kUndecodable), "undecodable");
   EXPECT_EQ(reject_reason_name(RejectReason::kBadObject), "bad_object");
   EXPECT_EQ(reject_reason_name(RejectReason::kMismatch), "subject_mismatch");
   EXPECT_EQ(reject_reason_name(RejectReason::kBadSample), "bad_sample");
+  EXPECT_EQ(reject_reason_name(RejectReason::kSubmission), "submission_refused");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -471,12 +612,14 @@ TEST(EventApplierCountersTest, CountProcessedAndDeadLettered) {
 
   // Every series exists from the start, at zero.
   auto processed = series_of(registry, "gpuaas_events_processed_total", "type");
-  EXPECT_EQ(processed, (std::map<std::string, double>{{"metrics", 0}, {"object", 0}, {"tick", 0}}));
+  EXPECT_EQ(processed, (std::map<std::string, double>{
+                           {"metrics", 0}, {"object", 0}, {"submission", 0}, {"tick", 0}}));
   auto dead = series_of(registry, "gpuaas_events_deadlettered_total", "reason");
   EXPECT_EQ(dead, (std::map<std::string, double>{{"bad_object", 0},
                                                  {"bad_sample", 0},
                                                  {"subject", 0},
                                                  {"subject_mismatch", 0},
+                                                 {"submission_refused", 0},
                                                  {"undecodable", 0}}));
 
   auto send = [&](const v1::Event& ev, const std::string& subject) {
@@ -501,12 +644,14 @@ TEST(EventApplierCountersTest, CountProcessedAndDeadLettered) {
   EXPECT_FALSE(send(metrics_event("m", kT0, {{"a-b", {}, 1}}), "gpuaas.v1.metrics.a"));  // sample
 
   processed = series_of(registry, "gpuaas_events_processed_total", "type");
-  EXPECT_EQ(processed, (std::map<std::string, double>{{"metrics", 1}, {"object", 2}, {"tick", 3}}));
+  EXPECT_EQ(processed, (std::map<std::string, double>{
+                           {"metrics", 1}, {"object", 2}, {"submission", 0}, {"tick", 3}}));
   dead = series_of(registry, "gpuaas_events_deadlettered_total", "reason");
   EXPECT_EQ(dead, (std::map<std::string, double>{{"bad_object", 1},
                                                  {"bad_sample", 1},
                                                  {"subject", 1},
                                                  {"subject_mismatch", 2},
+                                                 {"submission_refused", 0},
                                                  {"undecodable", 1}}));
   EXPECT_EQ(applier.take_deadletters().size(), 6u);
 }

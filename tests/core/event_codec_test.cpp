@@ -164,7 +164,9 @@ TEST(EventCodecTest, GarbageBytes) {
   // An invalid wire type: not protobuf at all.
   auto s = decode_event("\xff\xff\xff\xff", std::nullopt, out);
   ASSERT_FALSE(s.is_ok());
-  EXPECT_EQ(s.message(), "payload is not a gpuaas.v1.Event (protobuf decode failed, 4 bytes)");
+  EXPECT_EQ(s.message(),
+            "payload is not a gpuaas.v1.Event (protobuf decode failed: not an Event, or a string "
+            "field that is not valid UTF-8; 4 bytes)");
   // Bytes that happen to parse as an (empty) protobuf message still lack an id.
   EXPECT_EQ(decode_event("", std::nullopt, out).message(), "event id: missing");
   // Broken JSON.

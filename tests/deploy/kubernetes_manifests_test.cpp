@@ -482,15 +482,24 @@ TEST(KubernetesManifests, InstallGuideMakesEverySecretKeyTheManifestsRead) {
 // real nats-server accepts it with the environment the StatefulSet gives it.
 TEST(KubernetesManifests, NatsConfigIsAcceptedAndClientsNameEveryServer) {
   std::string conf = config_text("nats-config", "nats-server.conf");
-  auto users = [](const std::string& text) {
-    std::set<std::string> out;
-    std::regex re("user:\\s*([A-Za-z0-9_-]+)");
-    for (std::sregex_iterator it(text.begin(), text.end(), re), end; it != end; ++it) {
-      out.insert((*it)[1]);
+  // The accounts block (users, permissions, each tenant's exports and imports), line by line
+  // without indentation: the same text in both files.
+  auto accounts = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text.substr(text.find("accounts {")));
+    int depth = 0;
+    for (std::string line; std::getline(in, line);) {
+      line.erase(0, line.find_first_not_of(' '));
+      const std::string code = line.substr(0, line.find('#'));
+      depth += static_cast<int>(std::count(code.begin(), code.end(), '{')) -
+               static_cast<int>(std::count(code.begin(), code.end(), '}'));
+      out.push_back(line);
+      if (depth == 0) break;
     }
     return out;
   };
-  EXPECT_EQ(users(conf), users(read_text(kSource / "deploy/nats/nats-server.conf")));
+  EXPECT_EQ(accounts(conf), accounts(read_text(kSource / "deploy/nats/nats-server.conf")));
+  EXPECT_GT(accounts(conf).size(), 20u);
   EXPECT_NE(conf.find("cluster {"), std::string::npos);
   // Routes, gpuaasd and the bridge name every server of the StatefulSet by its stable DNS name.
   std::string servers;

@@ -18,7 +18,7 @@ build=$(cd "$1" && pwd)
 seconds=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(event plugins policy prometheus_text)
+[ ${#targets[@]} -gt 0 ] || targets=(api event plugins policy prometheus_text)
 shared=${GPUAAS_SHARED_DIR:-$repo/../shared}
 
 # UBSan reports are fatal (the build also has -fno-sanitize-recover); leaks are reported at exit.

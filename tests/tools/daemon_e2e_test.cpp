@@ -5,6 +5,7 @@
 #include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -343,13 +344,26 @@ TEST_P(DaemonRestart, EveryEventAppliedExactlyOnce) {
       },
       std::chrono::seconds(30)))
       << (s.is_object() ? s["intake"].dump() : "no state") << d2->log();
-  // The second process applied each stream sequence once: part rebuilt from the stream, the
-  // rest live, nothing twice.
-  EXPECT_EQ(s["intake"]["events_applied"], kEvents);
+  // The second process applied each stream sequence once: what the first one's snapshot does
+  // not cover (a clean stop writes one), part rebuilt from the stream, the rest live, nothing
+  // twice.
+  uint64_t loaded = 0;
+  std::smatch at;
+  const std::string log2 = d2->log();
+  if (std::regex_search(log2, at,
+                        std::regex("state loaded from snapshot [^:]*: stream sequence (\\d+)")))
+    loaded = std::stoull(at[1]);
+  // After SIGTERM the snapshot covers what was applied; batches fetched ahead of it are
+  // replayed. After SIGKILL there is none yet (every 10,000 events): all is replayed.
+  if (GetParam() == SIGTERM) {
+    EXPECT_GT(loaded, 500u) << log2;
+  } else {
+    EXPECT_GT(s["intake"]["events_replayed"], 0);
+  }
+  EXPECT_EQ(s["intake"]["events_applied"], kEvents - loaded);
   EXPECT_EQ(s["intake"]["last_applied_sequence"], kEvents);
   EXPECT_EQ(s["intake"]["duplicates"], 0);
   EXPECT_EQ(s["intake"]["deadlettered"], 0);
-  EXPECT_GT(s["intake"]["events_replayed"], 0);
   EXPECT_EQ(d2->stop(), 0);
 }
 

@@ -15,6 +15,9 @@ struct PublishOptions {
   std::string default_namespace = "default";
   bool namespace_given =
       false;  // -n: overrides what the manifest says, as kubectl does (error on conflict)
+  // A tenant's request for a workload (submissions.<ns>.<Kind>) instead of observed state
+  // (events.<ns>.<Kind>, what the bridge publishes): --submit, or implied by --scope.
+  bool submit = false;
 };
 int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOptions& o);
 int push_metrics(const CtlContext& ctx, const std::string& file);

@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
         ->required();
     cmd->add_option("-n,--namespace", opts->default_namespace,
                     "Namespace for objects that have none (default: default)");
+    cmd->add_flag("--submit", opts->submit,
+                  "Publish as a tenant's submission of a workload (implied by --scope), not as "
+                  "observed cluster state");
   }
   std::string metrics_file;
   auto* push = app.add_subcommand("push-metrics", "Publish a Prometheus text scrape as samples");
@@ -134,6 +137,17 @@ int main(int argc, char** argv) {
     if (cmd->parsed()) {
       auto& o = cmd->get_name() == "apply" ? apply_opts : delete_opts;
       o.namespace_given = cmd->count("--namespace") > 0;
+      if (!ctx.scope.empty()) {
+        // A tenant submits in its own namespace: --scope is the namespace it may use.
+        if (o.namespace_given && o.default_namespace != ctx.scope) {
+          std::cerr << "error: --namespace " << o.default_namespace << " is not the --scope "
+                    << ctx.scope << "\n";
+          return kExitUsage;
+        }
+        o.submit = true;
+        o.default_namespace = ctx.scope;
+        o.namespace_given = true;
+      }
       return publish_objects(
           ctx, cmd->get_name() == "apply" ? ObjectChange::kApply : ObjectChange::kDelete, o);
     }

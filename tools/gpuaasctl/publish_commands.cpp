@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "gpuaas/base/kube_scope.hpp"
 #include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/core/prometheus_text.hpp"
@@ -15,33 +16,6 @@ namespace gpuaas::ctl {
 namespace {
 
 using nlohmann::json;
-
-// kubectl learns scope from API discovery; without an API server, the cluster-scoped kinds gpuaas
-// meets are listed here. Everything else is namespaced.
-bool cluster_scoped(const std::string& kind) {
-  static const std::array<const char*, 21> kinds = {"Node",
-                                                    "Namespace",
-                                                    "PersistentVolume",
-                                                    "ClusterRole",
-                                                    "ClusterRoleBinding",
-                                                    "StorageClass",
-                                                    "PriorityClass",
-                                                    "RuntimeClass",
-                                                    "CustomResourceDefinition",
-                                                    "ResourceFlavor",
-                                                    "ClusterQueue",
-                                                    "Cohort",
-                                                    "WorkloadPriorityClass",
-                                                    "MutatingWebhookConfiguration",
-                                                    "ValidatingWebhookConfiguration",
-                                                    "IngressClass",
-                                                    "CSIDriver",
-                                                    "CSINode",
-                                                    "VolumeAttachment",
-                                                    "APIService",
-                                                    "PolicySet"};  // gpuaas.io: the policy in force
-  return std::any_of(kinds.begin(), kinds.end(), [&](const char* k) { return kind == k; });
-}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -66,7 +40,11 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
     std::string kind = obj["kind"];
     auto& meta = obj["metadata"];
     std::string ns = meta.value("namespace", "");
-    if (cluster_scoped(kind)) {
+    if (cluster_scoped_kind(kind) && o.submit) {
+      return fail(Status::invalid(m.origin + ": " + kind +
+                                  " is cluster-scoped: a submission is a workload in a namespace"));
+    }
+    if (cluster_scoped_kind(kind)) {
       if (!ns.empty()) {
         return fail(Status::invalid(m.origin + ": " + kind +
                                     " is cluster-scoped but has namespace \"" + ns + "\""));
@@ -99,7 +77,8 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
         meta["uid"].get<std::string>().empty()) {
       meta["uid"] = core::stable_uid(kind, ns, name);
     }
-    ready.push_back({subjects.events(ns, kind), obj.dump(), lower(kind) + "/" + name});
+    ready.push_back({o.submit ? subjects.submissions(ns, kind) : subjects.events(ns, kind),
+                     obj.dump(), lower(kind) + "/" + name});
   }
   auto bus = ctx.connect();
   if (!bus) return fail(bus.status());
@@ -112,7 +91,10 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
         std::move(r.json), id, ctx.source, now);
     auto ack = (*bus)->publish_stored(core::encode_event(ev, r.subject), id);
     if (!ack) return fail(ack.status());
-    std::cout << r.display << (change == ObjectChange::kApply ? " applied" : " deleted") << "\n";
+    std::cout << r.display
+              << (o.submit ? (change == ObjectChange::kApply ? " submitted" : " withdrawn")
+                           : (change == ObjectChange::kApply ? " applied" : " deleted"))
+              << "\n";
   }
   return kExitOk;
 }

@@ -105,7 +105,8 @@ int watch(const CtlContext& ctx, const WatchOptions& o) {
     patterns = {subjects.all(bus::SubjectCategory::kDeadletter)};
   } else {
     patterns = {subjects.all(bus::SubjectCategory::kEvents),
-                subjects.all(bus::SubjectCategory::kMetrics)};
+                subjects.all(bus::SubjectCategory::kMetrics),
+                subjects.all(bus::SubjectCategory::kSubmissions)};
     if (o.ticks) patterns.push_back(subjects.ticks());
   }
   for (const auto& p : patterns) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gpuaas/base/status.hpp"
@@ -29,8 +30,9 @@ class Consumer {
 };
 
 using MessageHandler = std::function<void(const Message&)>;
-// Answers a request; the returned bytes are the reply.
-using RequestHandler = std::function<std::string(const Message&)>;
+// Answers a request: the returned bytes are sent to its reply subject; nullopt sends nothing
+// (a request the server must not answer, e.g. one naming a reply subject the answerer refuses).
+using RequestHandler = std::function<std::optional<std::string>(const Message&)>;
 
 class Bus {
  public:

@@ -15,6 +15,8 @@ struct Message {
   std::string subject;
   Headers headers;
   std::string data;
+  // Where the sender wants an answer (received requests only; publishing ignores it).
+  std::string reply;
 
   std::optional<std::string_view> header(std::string_view key) const {
     for (const auto& [k, v] : headers) {

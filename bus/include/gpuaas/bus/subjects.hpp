@@ -10,13 +10,24 @@ namespace gpuaas::bus {
 
 inline constexpr std::string_view kClusterScope = "_cluster";
 
-enum class SubjectCategory { kEvents, kMetrics, kTicks, kActions, kStatus, kDeadletter, kApi };
+// events, metrics and ticks are observed state (the bridge, an administrator, gpuaasd's ticks);
+// submissions are what a tenant asks for (docs/security.md): both are captured by the event stream.
+enum class SubjectCategory {
+  kEvents,
+  kMetrics,
+  kTicks,
+  kActions,
+  kStatus,
+  kDeadletter,
+  kApi,
+  kSubmissions
+};
 
 struct ParsedSubject {
   SubjectCategory category;
   std::string namespace_token;  // "_cluster" for cluster scope; empty for ticks and the
                                 // unscoped api (the scoped api's namespace otherwise)
-  std::string kind;             // events, actions, status; empty otherwise
+  std::string kind;  // events, submissions, actions, status; the api's endpoint; empty otherwise
 };
 
 class Subjects {
@@ -27,6 +38,8 @@ class Subjects {
   const std::string& prefix() const { return prefix_; }  // "<root>.v1"
 
   std::string events(std::string_view ns, std::string_view kind) const;
+  // A tenant's submission of a workload object: "<root>.v1.submissions.<ns>.<Kind>".
+  std::string submissions(std::string_view ns, std::string_view kind) const;
   std::string metrics(std::string_view ns) const;
   std::string ticks() const;
   std::string actions(std::string_view ns, std::string_view kind) const;
@@ -46,6 +59,11 @@ class Subjects {
   static std::string_view namespace_token(std::string_view ns);
   // A namespace or Kind is usable as one subject token (no dots, spaces or wildcards).
   static bool valid_token(std::string_view token);
+  // Why a request's reply subject must not be answered, or "" when it may be: an answer goes
+  // wherever the asker says, with the answerer's rights, so it must be one literal subject
+  // (printable ASCII, no empty token, no wildcard) outside the server's '$' APIs (JetStream,
+  // key-value, system) and outside this root (streams, actions, status).
+  std::string unanswerable_reply(std::string_view reply) const;
 
  private:
   std::string prefix_;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -64,6 +65,12 @@ class Daemon {
   // The cost report as JSON (what `gpuaasctl report --json` prints); `since_seconds`: the window
   // ("" for all time).
   std::string report_json(std::string_view since_seconds) const;
+  // Answers one API request (<root>.v1.api.<endpoint>[.<namespace>], daemon_api.cpp): the bytes
+  // to send to its reply subject, or nullopt when it must not be answered. Never throws, whatever
+  // the request carries; errors are answered as {"error": ...} and counted.
+  std::optional<std::string> answer(const bus::Message& request) const;
+  // Requests refused or answered with an error by answer() since the start.
+  uint64_t api_refusals() const;
   // Brings the gauges that mirror the model up to date: call before serializing the registry.
   void refresh_metrics() const;
   // Reads the policy files again and, when they changed and are valid as a set, publishes them
@@ -109,6 +116,8 @@ class Daemon {
   std::atomic<uint64_t> epoch_{0};
   std::atomic<bool> leader_ready_{false};
   void serve_api();
+  enum { kApiReplySubject, kApiInvalidUtf8, kApiHandlerError, kApiUnknownEndpoint, kApiReasons };
+  void count_api_refusal(int reason) const;
   std::string fit_answer(std::string_view endpoint, std::string answer) const;
   // The API scoped to one namespace (a tenant's view: daemon_api.cpp, docs/security.md).
   std::string scoped_json(std::string_view endpoint, std::string_view ns,

@@ -23,7 +23,15 @@ class Counter;
 namespace gpuaas::core {
 
 // Why input was rejected; a bounded set, used as a metric label.
-enum class RejectReason { kSubject, kUndecodable, kBadObject, kMismatch, kBadSample, kCount };
+enum class RejectReason {
+  kSubject,
+  kUndecodable,
+  kBadObject,
+  kMismatch,
+  kBadSample,
+  kSubmission,  // a tenant's submission that is not a workload of its own (submission.hpp)
+  kCount
+};
 std::string_view reject_reason_name(RejectReason r);
 
 struct Delivery {
@@ -60,6 +68,11 @@ class EventApplier {
               const ClusterModel& model);
   bool apply_object(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
                     EventTime time, ClusterModel& model);
+  // An object checked and decoded from an object event; nullopt when it was dead-lettered.
+  std::optional<KubeObject> decode_object(const Delivery& d, const bus::ParsedSubject& at, int type,
+                                          std::string json, ClusterModel& model);
+  bool apply_submission(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
+                        EventTime stated, ClusterModel& model);
   bool apply_metrics(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
   bool apply_action_result(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
 
@@ -69,7 +82,7 @@ class EventApplier {
   v1::Event event_;            // reused: protobuf keeps its buffers across Clear()
   std::string_view event_id_;  // of the message being applied, for its dead letter
   std::vector<std::pair<bus::Message, uint64_t>> deadletters_;
-  std::array<telemetry::Counter*, 3> applied_{};  // object, metrics, tick
+  std::array<telemetry::Counter*, 4> applied_{};  // object, metrics, tick, submission
   std::array<telemetry::Counter*, static_cast<int>(RejectReason::kCount)> rejected_{};
   std::array<uint64_t, 5> action_results_{};
   bool has_result_ = false;

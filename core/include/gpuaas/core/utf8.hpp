@@ -15,6 +15,10 @@ inline bool valid_utf8(std::string_view s) {
   return find_invalid_utf8(s) == std::string_view::npos;
 }
 
+// At most `max` bytes of the text for a log line: control bytes and what is not UTF-8 become
+// '?', and a longer text ends in "...".
+std::string printable(std::string_view s, std::size_t max = 80);
+
 // The text with each byte that does not start a valid sequence replaced by '?'.
 std::string sanitize_utf8(std::string_view s);
 
