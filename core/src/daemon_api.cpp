@@ -70,7 +70,10 @@ std::string Daemon::report_json(std::string_view since_seconds) const {
         std::from_chars(since_seconds.data(), since_seconds.data() + since_seconds.size(), v);
     if (ec != std::errc() || end != since_seconds.data() + since_seconds.size() || v < 0)
       return R"({"error":"the report window is a whole number of seconds"})";
-    since = std::chrono::seconds(v);
+    // A window of a century or more is all of event time (1970 on): longer ones would overflow
+    // the nanosecond clock when subtracted from it.
+    constexpr int64_t kCentury = int64_t{100} * 365 * 24 * 3600;
+    if (v < kCentury) since = std::chrono::seconds(v);
   }
   std::shared_lock lock(model_mu_);
   if (!admission_) return R"({"error":"the report needs a policy: gpuaasd runs without --policy"})";

@@ -2,6 +2,7 @@
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/spdlog.h>
 
 namespace gpuaas::core {
@@ -45,6 +46,13 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
   }
 };
 
+// Protobuf's own complaints (a string field that is not UTF-8, in input the intake then
+// dead-letters with its reason) join the log at debug level instead of raw lines on stderr, which
+// would break a JSON log and let any publisher write there.
+void protobuf_to_spdlog(google::protobuf::LogLevel, const char*, int, const std::string& message) {
+  spdlog::debug("protobuf: {}", message);
+}
+
 }  // namespace
 
 Status setup_logging(const std::string& format, const std::string& level) {
@@ -66,6 +74,7 @@ Status setup_logging(const std::string& format, const std::string& level) {
   }
   logger->set_level(lvl);
   spdlog::set_default_logger(std::move(logger));
+  google::protobuf::SetLogHandler(protobuf_to_spdlog);
   return Status::ok();
 }
 

@@ -558,7 +558,8 @@ TEST_F(EventApplierTest, QuantitiesAndContainerCountsAreBounded) {
 }
 
 TEST_F(EventApplierTest, StringsThatAreNotUtf8AreDeadLettered) {
-  // The object fast path (an id), the full parser (a sample's label), the JSON mapping.
+  // The object fast path (an id), the protobuf parser (the source, a sample's label, an action
+  // result), the JSON mapping.
   auto ev = make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "id-\xff", "test", kT0);
   EXPECT_FALSE(deliver(ev, subjects_.events("team-a", "Pod")));
   v1::DeadLetter dl = only_deadletter();
@@ -571,6 +572,11 @@ TEST_F(EventApplierTest, StringsThatAreNotUtf8AreDeadLettered) {
   auto samples = metrics_event("m", kT0, {{"DCGM_FI_DEV_GPU_UTIL", {{"pod", "p\xc3"}}, 1}});
   EXPECT_FALSE(deliver(samples, subjects_.metrics("team-a")));
   EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
+  auto result = make_event("r", "bridge", kT0);
+  result.mutable_queue()->mutable_action_result()->set_decision_id("d-\xe0\x80");
+  EXPECT_FALSE(deliver(result, subjects_.events("team-a", "ActionResult")));
+  EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
+  EXPECT_EQ(applier_.action_results()[0], 0u);
   EXPECT_FALSE(deliver_raw(subjects_.ticks(),
                            "{\"id\":\"t\xff\",\"time\":\"2026-01-01T00:00:00Z\","
                            "\"queue\":{\"tick\":{\"sequence\":1}}}",

@@ -30,7 +30,7 @@ namespace {
 using nlohmann::json;
 namespace core = gpuaas::core;
 
-core::Daemon* daemon = nullptr;
+core::Daemon* gpuaasd = nullptr;
 const gpuaas::bus::Subjects kSubjects("gpuaas");
 
 void publish(gpuaas::bus::Bus& bus, const std::string& subject, const json& object, int n) {
@@ -79,8 +79,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   cfg.admin_listen.clear();
   cfg.snapshots.every_events = 0;
   cfg.policy_files = {GPUAAS_FUZZ_SOURCE_DIR "/policies/examples/two-teams.yaml"};
-  daemon = new core::Daemon(cfg, *bus, nullptr, interpreter);
-  if (!daemon->start()) std::abort();
+  gpuaasd = new core::Daemon(cfg, *bus, nullptr, interpreter);
+  if (!gpuaasd->start()) std::abort();
   json node = {
       {"apiVersion", "v1"},
       {"kind", "Node"},
@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
       publish(*bus, kSubjects.submissions(ns, "Job"), job(ns, "job-" + std::to_string(gpus), gpus),
               n++);
   for (int i = 0; i < 100; ++i) {
-    auto got = daemon->step(std::chrono::milliseconds(1));
+    auto got = gpuaasd->step(std::chrono::milliseconds(1));
     if (!got) std::abort();
     if (*got == 0) break;
   }
@@ -139,7 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
       break;
   }
   request.data = rest;
-  const std::optional<std::string> answer = daemon->answer(request);
+  const std::optional<std::string> answer = gpuaasd->answer(request);
   if (answer) {
     json parsed = json::parse(*answer, nullptr, false);
     if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array())) {

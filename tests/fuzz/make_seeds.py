@@ -5,7 +5,8 @@ make_seeds.py CORPUS_ROOT [MANIFESTS_DIR]
   Adds to CORPUS_ROOT/plugins the objects of the manifests (YAML, many documents) as JSON, and to
   CORPUS_ROOT/event each object of corpus/plugins and of the manifests as NATS messages in the
   event fuzzer's input form (mode byte, subject, '\\n', body): the protobuf envelope on the wire
-  fast path and through the parser, the envelope's JSON mapping, and a metrics batch and a tick.
+  fast path and through the parser, the envelope's JSON mapping, the same as a submission, and a
+  metrics batch and a tick.
   Without PyYAML or the manifests only the repository's own seeds are used.
 """
 import json
@@ -52,9 +53,11 @@ def object_messages(obj, n):
     js = json.dumps({"id": f"seed-{n}", "source": "fuzz-seeds", "type": "io.gpuaas.v1.object.added",
                      "time": "2023-11-14T22:13:20Z",
                      "object": {"type": "ADDED", "objectJson": text.decode()}}).encode()
+    submitted = subject.replace(b".events.", b".submissions.")
     return [b"\x00" + subject + b"\n" + pb,  # no content type: the wire fast path
             b"\x01" + subject + b"\n" + pb,  # protobuf: the full parser
-            b"\x06" + subject + b"\n" + js]  # JSON mapping, and the object decoder alone
+            b"\x06" + subject + b"\n" + js,  # JSON mapping, and the object decoder alone
+            b"\x00" + submitted + b"\n" + pb]  # the same object as a tenant's submission
 
 
 def other_messages():
