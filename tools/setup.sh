@@ -40,6 +40,12 @@ install_missing() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# ccache keyed on paths relative to the checkout: a fresh clone in another folder (CI) reuses what
+# an earlier build compiled; precompiled headers are cacheable with these sloppiness settings.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(pwd)}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
+
 # build [TARGET...]: everything, or only the named targets (the demo needs no tests).
 build() {
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUAAS_WERROR=ON >/dev/null
