@@ -23,7 +23,7 @@ struct Daemon::Counters {
   telemetry::Counter* snapshots_written = nullptr;
   telemetry::Counter* snapshots_refused = nullptr;
   // API requests not answered or answered with an error, by Daemon::kApi* reason.
-  std::array<telemetry::Counter*, 4> api_refused{};
+  std::array<telemetry::Counter*, kApiReasons> api_refused{};
   std::atomic<uint64_t> api_refused_total{0};
 };
 

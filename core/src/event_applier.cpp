@@ -127,7 +127,20 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
   return false;
 }
 
+// Nothing an event carries may end the intake: a failure inside is the event's dead letter, and
+// the stream goes on (a crash would meet the same event again at every restart).
 bool EventApplier::apply(const Delivery& d, ClusterModel& model) {
+  try {
+    return apply_checked(d, model);
+  } catch (const std::exception& e) {
+    return reject(d, RejectReason::kBadObject,
+                  std::string("the event could not be applied: ") + e.what(), model);
+  } catch (...) {
+    return reject(d, RejectReason::kBadObject, "the event could not be applied", model);
+  }
+}
+
+bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
   event_id_ = {};
   has_result_ = false;
   auto at = subjects_.parse(d.subject);
@@ -247,11 +260,11 @@ bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
 // submission states moves nothing (docs/security.md).
 bool EventApplier::apply_submission(const Delivery& d, const bus::ParsedSubject& at, int type,
                                     std::string json, EventTime stated, ClusterModel& model) {
-  auto cleaned = submitted_object(json, stated);
-  if (!cleaned) return reject(d, RejectReason::kBadObject, cleaned.status().message(), model);
-  auto obj = decode_object(d, at, type, std::move(cleaned).value(), model);
-  if (!obj) return false;
-  ObjectMeta& m = obj->meta;
+  // The object as sent is checked first by the decoder (its depth and size bounded by simdjson),
+  // and only then rewritten: no other parser sees it before.
+  auto sent = decode_object(d, at, type, json, model);
+  if (!sent) return false;
+  const ObjectMeta& m = sent->meta;
   auto refuse = [&](const std::string& why) {
     return reject(d, RejectReason::kSubmission,
                   "submission " + m.kind + " " + m.namespace_ + "/" + m.name + ": " + why, model);
@@ -260,12 +273,21 @@ bool EventApplier::apply_submission(const Delivery& d, const bus::ParsedSubject&
     return refuse(
         "only namespaced workloads are submitted; Pods, Nodes and other core objects "
         "are observed from the cluster");
-  if (WorkloadInterpreter* in = model.interpreter(); in != nullptr && !in->interpret(*obj))
-    return refuse("no plugin handles " + m.api_version + " " + m.kind);
+  WorkloadInterpreter* in = model.interpreter();
+  if (in == nullptr) return refuse("gpuaasd runs without plugins: no kind can be submitted");
+  if (!in->interpret(*sent)) return refuse("no plugin handles " + m.api_version + " " + m.kind);
+  // Only what was itself submitted may be changed by a submission: never what the cluster (the
+  // bridge, an administrator) reported.
   if (const KubeObject* held = model.object(ClusterModel::key_of(m));
-      held != nullptr && !held->meta.resource_version.empty())
-    return refuse("the cluster already has this object: change it there");
-  m.uid = stable_uid(m.kind, m.namespace_, m.name);
+      held != nullptr &&
+      (!held->meta.resource_version.empty() ||
+       held->meta.annotations.find(kSubmittedAtAnnotation) == held->meta.annotations.end()))
+    return refuse("the cluster reported this object: change it there");
+  auto cleaned = submitted_object(json, stated);
+  if (!cleaned) return reject(d, RejectReason::kBadObject, cleaned.status().message(), model);
+  auto obj = decode_object(d, at, type, std::move(cleaned).value(), model);
+  if (!obj) return false;
+  obj->meta.uid = stable_uid(obj->meta.kind, obj->meta.namespace_, obj->meta.name);
   model.apply(change_of(static_cast<v1::ObjectEvent::Type>(type)), std::move(*obj), model.now());
   if (applied_[3] != nullptr) applied_[3]->Increment();
   return true;

@@ -1,8 +1,8 @@
 #include "gpuaas/core/logging.hpp"
 
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
-#include <google/protobuf/stubs/logging.h>
 #include <spdlog/spdlog.h>
 
 namespace gpuaas::core {
@@ -49,8 +49,13 @@ class JsonMessageFlag final : public spdlog::custom_flag_formatter {
 // Protobuf's own complaints (a string field that is not UTF-8, in input the intake then
 // dead-letters with its reason) join the log at debug level instead of raw lines on stderr, which
 // would break a JSON log and let any publisher write there.
-void protobuf_to_spdlog(google::protobuf::LogLevel, const char*, int, const std::string& message) {
-  spdlog::debug("protobuf: {}", message);
+void protobuf_to_spdlog(google::protobuf::LogLevel level, const char*, int,
+                        const std::string& message) {
+  if (level == google::protobuf::LOGLEVEL_FATAL) {
+    spdlog::critical("protobuf: {}", message);
+  } else {
+    spdlog::debug("protobuf: {}", message);
+  }
 }
 
 }  // namespace

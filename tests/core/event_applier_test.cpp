@@ -460,12 +460,24 @@ std::string job_json(const std::string& ns, const std::string& name) {
       .dump();
 }
 
+// Stands for the plugins: batch/v1 Job is a workload kind, nothing else is.
+class JobsOnly final : public WorkloadInterpreter {
+ public:
+  std::optional<WorkloadView> interpret(const KubeObject& o) override {
+    if (o.meta.api_version != "batch/v1" || o.meta.kind != "Job") return std::nullopt;
+    return WorkloadView{.plugin = "jobs-only"};
+  }
+  std::string plugins_json() const override { return "{}"; }
+};
+
 const KubeObject* job_in(const ClusterModel& m, const std::string& ns, const std::string& name) {
   ObjectMeta meta{.api_version = "batch/v1", .kind = "Job", .namespace_ = ns, .name = name};
   return m.object(ClusterModel::key_of(meta));
 }
 
 TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheClusterSays) {
+  JobsOnly plugins;
+  model_.set_interpreter(&plugins);
   ASSERT_TRUE(deliver(tick_event("t", kT0), subjects_.ticks()));
   const EventTime later = kT0 + std::chrono::hours(24 * 365 * 10);
   ASSERT_TRUE(deliver_object(ChangeType::kAdded, job_json("team-a", "train"),
@@ -488,6 +500,16 @@ TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheC
 }
 
 TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
+  JobsOnly plugins;
+  model_.set_interpreter(&plugins);
+  // A kind no plugin handles.
+  json ray = json::parse(job_json("team-a", "r"));
+  ray["apiVersion"] = "ray.io/v1";
+  ray["kind"] = "RayJob";
+  EXPECT_FALSE(
+      deliver_object(ChangeType::kAdded, ray.dump(), subjects_.submissions("team-a", "RayJob")));
+  EXPECT_NE(only_deadletter().reason().find("no plugin handles ray.io/v1 RayJob"),
+            std::string::npos);
   // Core objects: Pods (with their nodeName), Nodes, ConfigMaps.
   EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("team-a", "p", "", "gpu-1"),
                               subjects_.submissions("team-a", "Pod")));
@@ -513,9 +535,30 @@ TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
       deliver_object(ChangeType::kAdded, observed.dump(), subjects_.events("team-a", "Job")));
   EXPECT_FALSE(deliver_object(ChangeType::kDeleted, job_json("team-a", "seen"),
                               subjects_.submissions("team-a", "Job")));
-  EXPECT_NE(only_deadletter().reason().find("the cluster already has this object"),
-            std::string::npos);
+  EXPECT_NE(only_deadletter().reason().find("the cluster reported this object"), std::string::npos);
   EXPECT_NE(job_in(model_, "team-a", "seen"), nullptr);
+  // Nor one an administrator published by hand (no resourceVersion, not a submission).
+  json by_hand = json::parse(job_json("team-a", "by-hand"));
+  by_hand["metadata"].erase("resourceVersion");
+  ASSERT_TRUE(
+      deliver_object(ChangeType::kAdded, by_hand.dump(), subjects_.events("team-a", "Job")));
+  EXPECT_FALSE(deliver_object(ChangeType::kModified, job_json("team-a", "by-hand"),
+                              subjects_.submissions("team-a", "Job")));
+  EXPECT_NE(only_deadletter().reason().find("the cluster reported this object"), std::string::npos);
+  // Without plugins nothing can be submitted.
+  model_.set_interpreter(nullptr);
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, job_json("team-a", "x2"),
+                              subjects_.submissions("team-a", "Job")));
+  EXPECT_NE(only_deadletter().reason().find("without plugins"), std::string::npos);
+  // An object nested deeper than the decoder takes is refused before anything else parses it.
+  JobsOnly again;
+  model_.set_interpreter(&again);
+  std::string deep = R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"deep",)"
+                     R"("namespace":"team-a"},"spec":)";
+  deep += std::string(200000, '[') + std::string(200000, ']') + "}";
+  EXPECT_FALSE(deliver_object(ChangeType::kAdded, deep, subjects_.submissions("team-a", "Job")));
+  EXPECT_NE(only_deadletter().reason().find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(job_in(model_, "team-a", "deep"), nullptr);
   EXPECT_TRUE(model_.pods().empty());
   EXPECT_TRUE(model_.nodes().empty());
 }

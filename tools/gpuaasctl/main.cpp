@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
                  "Reply subjects' prefix (a tenant's user: the one its permissions allow)")
       ->group("Connection");
   app.add_option("--scope", ctx.scope,
-                 "Ask state, explain and report for one namespace only (what a tenant may ask)")
+                 "A tenant's namespace: state, explain, report and plugins answered for it only, "
+                 "apply and delete as its submissions")
       ->group("Connection");
 
   PublishOptions apply_opts, delete_opts;

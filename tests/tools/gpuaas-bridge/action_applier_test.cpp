@@ -195,6 +195,36 @@ TEST(AppliedLedgerTest, KeysAreValidAndDistinct) {
   }
 }
 
+// The bridge's Nats-Msg-Ids carry a secret from its bucket, the same after a restart (so a
+// repeat is still dropped), that a tenant cannot compute to have the stream drop the bridge's
+// event as a duplicate of its own submission.
+TEST_F(ActionApplierTest, MessageIdsCarryASaltKeptInTheBucket) {
+  auto salt = ledger_->msg_id_salt();
+  ASSERT_TRUE(salt) << salt.status().message();
+  EXPECT_EQ(salt->size(), 32u);
+  open_applier();  // a restarted bridge
+  auto again = ledger_->msg_id_salt();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *salt);
+  publisher_->set_msg_id_salt(*salt);
+  // A tenant's submission that takes the id the bridge's event would have had without the salt.
+  const std::string id = object_event_id("uid-1", "7", core::ChangeType::kDeleted);
+  auto forged =
+      core::make_object_event(core::ChangeType::kAdded, "{}", id, "tenant", observed_now());
+  auto first = bus_->publish_stored(
+      core::encode_event(forged, bus::Subjects(cfg_.root).submissions("team-a", "Job")), id);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(publisher_->publish_object("Pod", "team-a", "uid-1", "7", core::ChangeType::kDeleted,
+                                         R"({"kind":"Pod"})", observed_now()));
+  EXPECT_EQ(publisher_->duplicates(), 0u);
+  // Without the salt the forged id wins: the stream drops the bridge's DELETED.
+  EventPublisher plain(*bus_, bus::Subjects(cfg_.root), "gpuaas-bridge/test", stop_);
+  ASSERT_TRUE(plain.publish_object("Pod", "team-a", "uid-1", "7", core::ChangeType::kDeleted,
+                                   R"({"kind":"Pod"})", observed_now()));
+  EXPECT_EQ(plain.duplicates(), 1u);
+  EXPECT_NE(AppliedLedger(nullptr).msg_id_salt().value(), *salt);
+}
+
 TEST_F(ActionApplierTest, MergePatchIsAppliedAndReported) {
   auto job = manifest("kuberay/ray-job.sample.yaml", "RayJob", "team-a");
   job["spec"]["suspend"] = true;

@@ -3,11 +3,20 @@
 #include <charconv>
 
 #include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/event_codec.hpp"
 
 namespace gpuaas::bridge {
 namespace {
 constexpr const char* kEpochKey = "epoch";
+constexpr const char* kSaltKey = "msgid-salt";
+
+std::string new_salt() {
+  std::string salt;
+  for (char c : core::random_uuid())
+    if (c != '-') salt.push_back(c);
+  return salt;
 }
+}  // namespace
 
 AppliedLedger::AppliedLedger(std::unique_ptr<bus::KeyValue> kv) : kv_(std::move(kv)) {}
 
@@ -25,6 +34,21 @@ std::string AppliedLedger::key_of(const std::string& decision_id) {
     }
   }
   return key;
+}
+
+Result<std::string> AppliedLedger::msg_id_salt() {
+  std::lock_guard lock(mu_);
+  if (!kv_) return new_salt();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto e = kv_->get(kSaltKey);
+    if (!e) return e.status();
+    if (e->has_value() && !(*e)->value.empty()) return (*e)->value;
+    // Another bridge may create it at the same moment: the one stored wins, read again.
+    if (auto made = kv_->create(kSaltKey, new_salt());
+        !made && made.status().code() != StatusCode::kConflict)
+      return made.status();
+  }
+  return Status::unavailable("the message id salt in the bridge's bucket could not be read");
 }
 
 Result<bool> AppliedLedger::seen(const std::string& decision_id) {

@@ -31,6 +31,12 @@ class AppliedLedger {
   // Raises the highest epoch to `epoch` when it is higher; never lowers it.
   Status raise_epoch(uint64_t epoch);
 
+  // A random secret, made once per bucket and kept there, that prefixes the bridge's Nats-Msg-Ids:
+  // tenants' submissions share the event stream's duplicate window, and an id a tenant could
+  // compute (uid.resourceVersion.TYPE) could be sent first to make the stream drop the bridge's
+  // event as a duplicate. Tenants cannot read the bucket. nullptr kv: one per process.
+  Result<std::string> msg_id_salt();
+
   // The KV key of a decision id: characters other than A-Z a-z 0-9 _ - written as =HH, so every
   // id maps to one valid key and no two ids to the same one.
   static std::string key_of(const std::string& decision_id);

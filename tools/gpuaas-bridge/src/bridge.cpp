@@ -66,6 +66,10 @@ Status Bridge::start() {
     return Status(kv.status().code(), "the bridge's state bucket: " + kv.status().message());
   }
   ledger_ = std::make_unique<AppliedLedger>(std::move(kv).value());
+  auto salt = ledger_->msg_id_salt();
+  if (!salt)
+    return Status(salt.status().code(), "the bridge's state bucket: " + salt.status().message());
+  publisher_->set_msg_id_salt(*salt);
   reporter_ = std::make_unique<DecisionReporter>(kube_, cfg_);
   applier_ = std::make_unique<ActionApplier>(kube_, cfg_, *ledger_, *publisher_, stop_, &metrics_);
   if (cfg_.actions.report_events && cfg_.actions.apply) {

@@ -32,7 +32,7 @@ Status EventPublisher::store(const v1::Event& ev, std::string subject) {
   // 250 ms doubling to 5 s: NATS restarts and leader elections take seconds.
   std::chrono::milliseconds wait{250};
   for (int attempt = 0;; ++attempt) {
-    auto ack = bus_.publish_stored(m, ev.id());
+    auto ack = bus_.publish_stored(m, msg_id(ev));
     if (ack) {
       ++published_;
       if (ack->duplicate) ++duplicates_;

@@ -38,6 +38,12 @@ class EventPublisher {
                         std::string object_json, core::EventTime now);
   Status publish_metrics(std::string_view ns, const v1::MetricBatch& batch, core::EventTime now);
   Status publish_result(const v1::ActionResult& result, core::EventTime now);
+  // Prefixes every Nats-Msg-Id ("<salt>.<event id>"; AppliedLedger::msg_id_salt): set before the
+  // first publish. The event's own id stays as it is.
+  void set_msg_id_salt(std::string salt) { salt_ = std::move(salt); }
+  std::string msg_id(const v1::Event& ev) const {
+    return salt_.empty() ? ev.id() : salt_ + "." + ev.id();
+  }
 
   uint64_t published() const { return published_.load(); }
   uint64_t duplicates() const { return duplicates_.load(); }  // dropped by the stream
@@ -50,6 +56,7 @@ class EventPublisher {
   bus::Subjects subjects_;
   std::string source_;
   const std::atomic<bool>& stop_;
+  std::string salt_;
   std::atomic<uint64_t> published_{0}, duplicates_{0}, retries_{0};
 };
 

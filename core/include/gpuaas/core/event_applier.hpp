@@ -64,6 +64,7 @@ class EventApplier {
   static constexpr std::string_view kActionResultKind = "ActionResult";
 
  private:
+  bool apply_checked(const Delivery& d, ClusterModel& model);
   bool reject(const Delivery& d, RejectReason why, const std::string& message,
               const ClusterModel& model);
   bool apply_object(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
