@@ -36,13 +36,14 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-// The passwords the configuration reads from the server's environment.
+// The passwords the configuration reads from the server's environment, made for this run as the
+// install guide makes them.
 const std::map<std::string, std::pair<std::string, std::string>> kUsers = {
-    {"gpuaasd", {"GPUAAS_DAEMON_PASSWORD", "daemon-pw-1"}},
-    {"bridge", {"GPUAAS_BRIDGE_PASSWORD", "bridge-pw-2"}},
-    {"admin", {"GPUAAS_ADMIN_PASSWORD", "admin-pw-3"}},
-    {"team-a", {"GPUAAS_TEAM_A_PASSWORD", "team-a-pw-4"}},
-    {"team-b", {"GPUAAS_TEAM_B_PASSWORD", "team-b-pw-5"}},
+    {"gpuaasd", {"GPUAAS_DAEMON_PASSWORD", core::random_uuid()}},
+    {"bridge", {"GPUAAS_BRIDGE_PASSWORD", core::random_uuid()}},
+    {"admin", {"GPUAAS_ADMIN_PASSWORD", core::random_uuid()}},
+    {"team-a", {"GPUAAS_TEAM_A_PASSWORD", core::random_uuid()}},
+    {"team-b", {"GPUAAS_TEAM_B_PASSWORD", core::random_uuid()}},
 };
 
 // Event time a little after the start: gpuaasd stamps the policy it publishes with the time it
