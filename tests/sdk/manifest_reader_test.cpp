@@ -103,7 +103,7 @@ TEST(ManifestReader, ReadsEveryPublishedSampleManifest) {
 // The demo's own manifests must stay readable (the demo applies them).
 TEST(ManifestReader, ReadsTheDemoAndExampleManifests) {
   namespace fs = std::filesystem;
-  fs::path repo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+  const fs::path repo = GPUAAS_SOURCE_DIR;
   for (const char* f : {"deploy/demo/cluster.yaml", "sdk/examples/simple-job/simplejob.yaml"}) {
     auto r = read_manifests((repo / f).string());
     ASSERT_TRUE(r.is_ok()) << f << ": " << r.status().message();
