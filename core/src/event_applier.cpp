@@ -150,13 +150,10 @@ bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
               at->category != bus::SubjectCategory::kSubmissions)) {
     return reject(d, RejectReason::kSubject, "not an input subject", model);
   }
-  const bool submission = at->category == bus::SubjectCategory::kSubmissions;
   // Object events, the bulk of the stream, are read from the wire bytes directly.
   if (!d.content_type && !d.data.empty() && d.data.front() != '{') {
     if (auto v = read_object_envelope(d.data)) {
       event_id_ = v->id;
-      if (submission)
-        return apply_submission(d, *at, v->type, std::string(v->object_json), v->time, model);
       return apply_object(d, *at, v->type, std::string(v->object_json), v->time, model);
     }
   }
@@ -165,7 +162,8 @@ bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
     return reject(d, RejectReason::kUndecodable, s.message(), model);
   }
   event_id_ = event_.id();
-  if (submission && event_.payload_case() != v1::Event::kObject) {
+  if (at->category == bus::SubjectCategory::kSubmissions &&
+      event_.payload_case() != v1::Event::kObject) {
     return reject(d, RejectReason::kSubmission,
                   "a submission carries one workload object: samples, ticks and action results "
                   "are observed, not submitted",
@@ -173,10 +171,6 @@ bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
   }
   switch (event_.payload_case()) {
     case v1::Event::kObject:
-      if (submission)
-        return apply_submission(d, *at, event_.object().type(),
-                                std::move(*event_.mutable_object()->mutable_object_json()),
-                                event_time_of(event_), model);
       return apply_object(d, *at, event_.object().type(),
                           std::move(*event_.mutable_object()->mutable_object_json()),
                           event_time_of(event_), model);
@@ -242,6 +236,8 @@ std::optional<KubeObject> EventApplier::decode_object(const Delivery& d,
 
 bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at, int type,
                                 std::string json, EventTime time, ClusterModel& model) {
+  if (at.category == bus::SubjectCategory::kSubmissions)
+    return apply_submission(d, at, type, std::move(json), time, model);
   if (at.category != bus::SubjectCategory::kEvents) {
     return reject(d, RejectReason::kMismatch, "an object event on a non-object subject", model);
   }
