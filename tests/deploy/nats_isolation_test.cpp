@@ -121,7 +121,11 @@ class NatsIsolationTest : public ::testing::Test {
     for (const auto& [user, env] : kUsers) ::setenv(env.first.c_str(), env.second.c_str(), 1);
     bus::NatsServerOptions so;
     so.extra_args = {"-c", std::string(GPUAAS_SOURCE_DIR) + "/deploy/nats/nats-server.conf"};
+    // A free port can be taken by a test running beside this one before the server binds it:
+    // each try picks another.
     auto s = bus::NatsServerProcess::start(so);
+    for (int attempt = 1; attempt < 3 && !s.is_ok(); ++attempt)
+      s = bus::NatsServerProcess::start(so);
     ASSERT_TRUE(s.is_ok()) << s.status().message();
     server_ = std::move(s).value().release();
 
