@@ -73,7 +73,8 @@ int run_placement(const std::string& pods_file, const std::string& nodes_file, d
 // Runs the scenario once per policy and reports them side by side.
 int run_scenario(const Scenario& scenario, const std::vector<Baseline>& policies,
                  SimOptions options, const std::string& report, const std::string& chart,
-                 bool compare) {
+                 const std::string& decisions, bool compare) {
+  options.record_decisions = !decisions.empty();
   std::vector<RunResult> runs;
   for (Baseline b : policies) {
     options.policy = b;
@@ -90,6 +91,7 @@ int run_scenario(const Scenario& scenario, const std::vector<Baseline>& policies
       !write_file(report, compare ? compare_json(runs) : report_json(runs.front())))
     return 1;
   if (!chart.empty() && !write_file(chart, chart_svg(runs))) return 1;
+  if (!decisions.empty() && !write_file(decisions, decisions_jsonl(runs))) return 1;
   return 0;
 }
 
@@ -117,7 +119,7 @@ int main(int argc, char** argv) {
       "Policies (--compare): static-fifo, kueue-like, gpuaas, always-on, knative "
       "(docs/simulator.md)."};
   app.set_help_flag("-h,--help", "Show this help");
-  std::string scenario_file, report, chart, compare, server, plugins, azure, seeds;
+  std::string scenario_file, report, chart, decisions, compare, server, plugins, azure, seeds;
   std::vector<std::string> alibaba, policy_files;
   std::string pods_file, nodes_file;
   uint64_t seed = 1;
@@ -135,6 +137,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "Random seed (default 1; 42 for --placement)");
   app.add_option("--seeds", seeds, "Placement experiment: a range of seeds A-B, reported as means");
   app.add_option("--report", report, "Write the JSON report here");
+  app.add_option("--decisions", decisions,
+                 "Write every action gpuaasd took here, one JSON object a line (policy, t, "
+                 "target, operation, rule, reason, body)");
   app.add_option("--compare", compare,
                  "Policies to run side by side, e.g. static-fifo,kueue-like,gpuaas");
   app.add_option("--chart", chart, "Write an SVG chart of the runs over time here");
@@ -206,5 +211,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!scenario) return std::cerr << "gpuaas-sim: " << scenario.status().message() << "\n", 1;
-  return run_scenario(*scenario, policies, options, report, chart, !compare.empty());
+  return run_scenario(*scenario, policies, options, report, chart, decisions,
+                      !compare.empty());
 }

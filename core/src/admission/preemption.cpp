@@ -4,7 +4,12 @@
 // ordered other queues first, lower priority first, most recently admitted first; taken greedily
 // until the workload fits, then each is given back if the workload still fits without it.
 // Beyond Kueue: a protection window (recently admitted work is never a victim) and a delay (a
-// scale-out may make room first). A workload never preempts the one that evicted it.
+// scale-out may make room first). A workload never preempts the one that evicted it. With
+// deadlines on, a running workload of the preemptor's own ClusterQueue that is on time for its
+// deadline is not a victim, unless the preemptor's own deadline comes first: a restart loses
+// its progress and puts the deadline at risk again, so within a team a deadline outranks
+// priority. Deadlines never keep quota from another ClusterQueue, so a tenant cannot shield its
+// borrowed GPUs by writing deadlines.
 #include <algorithm>
 #include <functional>
 
@@ -19,10 +24,17 @@ struct Candidate {
   bool lets_borrow = true;  // the preemptor may borrow while evicting it (borrowWithinCohort)
   int32_t priority = 0;
   int64_t admitted_ms = 0;
+  bool on_time = false;  // another queue's, on time for its deadline: taken last
   const char* rule = "";
 };
 
 }  // namespace
+
+bool Scheduler::State::keeps_its_deadline(const Entry& victim, const Entry& preemptor) const {
+  if (!victim.info.deadline || victim.duration.count() <= 0) return false;
+  if (preemptor.info.deadline && *preemptor.info.deadline < *victim.info.deadline) return false;
+  return victim.admitted_at + victim.duration <= *victim.info.deadline;  // on time as it runs
+}
 
 bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
                                    std::vector<Decision>& out) {
@@ -86,17 +98,23 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   }
 
   std::vector<Candidate> cands;
+  std::string deadline_kept;  // a victim the deadline rule kept, for the status
+  std::size_t deadline_kept_count = 0;
   if (pre.within_cluster_queue != policy::WithinClusterQueue::kNever) {
     for (uint32_t w_id : cqs[static_cast<std::size_t>(e.cq)].admitted) {
       const Entry& w = entries[w_id];
       if (!eligible(w)) continue;
+      if (keeps_its_deadline(w, e)) {
+        if (deadline_kept_count++ == 0) deadline_kept = w.info.namespace_ + "/" + w.info.name;
+        continue;
+      }
       const bool lower = w.priority < e.priority;
       const bool newer_equal =
           pre.within_cluster_queue == policy::WithinClusterQueue::kLowerOrNewerEqualPriority &&
           w.priority == e.priority && w.queued_at > e.queued_at;
       if (lower || newer_equal)
         cands.push_back({w_id, false, true, w.priority, w.admitted_at.time_since_epoch().count(),
-                         "preemption/withinClusterQueue"});
+                         false, "preemption/withinClusterQueue"});
     }
   }
   const bool fair = adm.fair_sharing;
@@ -124,14 +142,23 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
                      w.priority < e.priority &&
                      (!pre.borrow_max_priority_threshold ||
                       w.priority <= *pre.borrow_max_priority_threshold));
+        const bool on_time = policy->admission.deadlines && w.info.deadline &&
+                             w.duration.count() > 0 &&
+                             w.admitted_at + w.duration <= *w.info.deadline;
         cands.push_back({w_id, true, lets_borrow, w.priority,
-                         w.admitted_at.time_since_epoch().count(),
+                         w.admitted_at.time_since_epoch().count(), on_time,
                          fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort"});
       }
     }
   }
   auto wake_later = [&] {
     if (unprotected_at) wakeups.emplace(*unprotected_at, id);
+    if (deadline_kept_count > 0)
+      a.message += "; not preempting " + deadline_kept +
+                   (deadline_kept_count > 1
+                        ? " and " + std::to_string(deadline_kept_count - 1) + " more"
+                        : std::string()) +
+                   ": it runs on time for its deadline";
   };
   if (cands.empty()) {
     wake_later();
@@ -139,6 +166,7 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   }
   std::sort(cands.begin(), cands.end(), [&](const Candidate& x, const Candidate& y) {
     if (x.other_queue != y.other_queue) return x.other_queue;
+    if (x.on_time != y.on_time) return y.on_time;
     if (x.priority != y.priority) return x.priority < y.priority;
     if (x.admitted_ms != y.admitted_ms) return x.admitted_ms > y.admitted_ms;
     return entries[x.id].info.key < entries[y.id].info.key;
@@ -167,19 +195,37 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
     for (std::size_t i : list) take(i, -1);
   };
   // Greedy in candidate order until the workload fits; then, if it did not, again with only the
-  // candidates that let it borrow (Kueue's borrowWithinCohort and own-queue heuristics).
+  // candidates that let it borrow (Kueue's borrowWithinCohort and own-queue heuristics). Work on
+  // time for its deadline is taken only when nothing else makes room, and not while protected
+  // work would do once its window ends.
   std::vector<std::size_t> taken;  // indices into cands
-  bool any_strict = false;
-  for (const auto& c : cands) any_strict = any_strict || (c.other_queue && !c.lets_borrow);
-  for (int round = 0; round < (any_strict ? 2 : 1); ++round) {
-    for (std::size_t i = 0; i < cands.size() && !fits(); ++i) {
-      if (round == 1 && cands[i].other_queue && !cands[i].lets_borrow) continue;
-      take(i, +1);
-      taken.push_back(i);
+  bool any_strict = false, any_on_time = false;
+  for (const auto& c : cands) {
+    any_strict = any_strict || (c.other_queue && !c.lets_borrow);
+    any_on_time = any_on_time || c.on_time;
+  }
+  auto greedy = [&](bool with_on_time) {
+    for (int round = 0; round < (any_strict ? 2 : 1); ++round) {
+      for (std::size_t i = 0; i < cands.size() && !fits(); ++i) {
+        if (round == 1 && cands[i].other_queue && !cands[i].lets_borrow) continue;
+        if (cands[i].on_time && !with_on_time) continue;
+        take(i, +1);
+        taken.push_back(i);
+      }
+      if (fits()) return;
+      restore(taken);
+      taken.clear();
     }
-    if (fits()) break;
-    restore(taken);
-    taken.clear();
+  };
+  greedy(false);
+  if (taken.empty() && any_on_time) {
+    if (unprotected_at) {
+      wake_later();
+      a.message += "; waits for recently admitted work to leave its protection rather than stop "
+                   "work that runs on time for its deadline";
+      return false;
+    }
+    greedy(true);
   }
   if (taken.empty()) {
     wake_later();

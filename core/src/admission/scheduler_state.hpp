@@ -168,6 +168,8 @@ struct Scheduler::State {
 
   // preemption.cpp
   bool preempt_for(uint32_t id, Assignment& a, Time now, std::vector<Decision>& out);
+  // Deadlines within a ClusterQueue: `victim` runs on time for a deadline no later one outranks.
+  bool keeps_its_deadline(const Entry& victim, const Entry& preemptor) const;
 
   // idle_reservation.cpp
   // Lent reservations returning: what others were admitted onto, newest and least important

@@ -21,6 +21,25 @@ json waits(const WaitStats& w) {
           {"max", round_to(w.percentile(100), 0.001)}, {"count", w.samples.size()}};
 }
 
+json optional_seconds(const std::optional<double>& v) {
+  return v ? json(round_to(*v, 0.001)) : json();
+}
+
+json per_workload(const RunResult& r) {
+  json all = json::array();
+  for (const auto& w : r.per_workload)
+    all.push_back({{"workload", w.key},
+                   {"kind", w.kind},
+                   {"priority_class", w.priority_class},
+                   {"submitted", round_to(w.submitted, 0.001)},
+                   {"started", optional_seconds(w.started)},
+                   {"done", optional_seconds(w.done)},
+                   {"deadline", optional_seconds(w.deadline)},
+                   {"deadline_missed", w.deadline_missed},
+                   {"preemptions", w.preemptions}});
+  return all;
+}
+
 json report_object(const RunResult& r) {
   json pools = json::object();
   for (const auto& [name, p] : r.pools)
@@ -80,6 +99,7 @@ json report_object(const RunResult& r) {
           {"finished", r.finished},
           {"requests", {{"total", r.requests}, {"within_objective", r.requests_within_objective}}},
           {"tenants", tenants},
+          {"per_workload", per_workload(r)},
           {"decisions",
            {{"actions", r.actions},
             {"actions_by_rule", r.actions_by_rule},
@@ -124,6 +144,39 @@ void table(std::ostringstream& out, const std::vector<std::string>& header,
   for (const auto& r : rows) line(r);
 }
 
+std::string clock_text(double seconds_since_start) {
+  const auto m = static_cast<int64_t>(std::llround(seconds_since_start / 60));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld", static_cast<long long>(m / 60),
+                static_cast<long long>(m % 60));
+  return buf;
+}
+
+// Each workload with a deadline: when each policy got it done, against when it was due.
+void deadline_table(std::ostringstream& out, const std::vector<RunResult>& runs) {
+  std::vector<std::vector<std::string>> rows;
+  if (runs.empty()) return;
+  for (std::size_t i = 0; i < runs.front().per_workload.size(); ++i) {
+    const WorkloadRecord& first = runs.front().per_workload[i];
+    if (!first.deadline) continue;
+    std::vector<std::string> row = {first.key, clock_text(first.submitted),
+                                    clock_text(*first.deadline)};
+    for (const auto& r : runs) {
+      if (i >= r.per_workload.size()) continue;
+      const WorkloadRecord& w = r.per_workload[i];
+      std::string cell = w.done ? clock_text(*w.done) : std::string("not done");
+      if (w.deadline_missed) cell += " MISSED";
+      row.push_back(cell);
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) return;
+  out << "\nDeadlines (hours:minutes since the start; done by the deadline is met)\n";
+  std::vector<std::string> header = {"workload", "submitted", "due"};
+  for (const auto& r : runs) header.push_back(r.policy);
+  table(out, header, rows);
+}
+
 }  // namespace
 
 std::string report_json(const RunResult& r) { return report_object(r).dump(2); }
@@ -137,61 +190,82 @@ std::string compare_json(const std::vector<RunResult>& runs) {
       .dump(2);
 }
 
+std::string decisions_jsonl(const std::vector<RunResult>& runs) {
+  std::string out;
+  for (const auto& r : runs) {
+    for (const auto& d : r.decisions) {
+      json body = json::parse(d.body, nullptr, false);
+      out += json{{"policy", r.policy},
+                  {"t", round_to(d.t, 0.001)},
+                  {"target", d.target},
+                  {"operation", d.operation},
+                  {"rule", d.rule},
+                  {"reason", d.reason},
+                  {"body", body.is_discarded() ? json(d.body) : body}}
+                 .dump();
+      out += "\n";
+    }
+  }
+  return out;
+}
+
 std::string report_table(const std::vector<RunResult>& runs) {
   std::ostringstream out;
-  std::vector<std::string> header = {""};
+  // Each row says which way is better; "-" where neither is (sizes, counts of what happened).
+  std::vector<std::string> header = {"", "better"};
   for (const auto& r : runs) header.push_back(r.policy);
   std::vector<std::vector<std::string>> rows;
-  auto row = [&](const std::string& name, auto&& cell) {
-    std::vector<std::string> v = {name};
+  auto row = [&](const std::string& name, const char* better, auto&& cell) {
+    std::vector<std::string> v = {name, better};
     for (const auto& r : runs) v.push_back(cell(r));
     rows.push_back(std::move(v));
   };
-  row("GPU allocation rate",
+  row("GPU allocation rate", "higher",
       [](const RunResult& r) { return fixed(100 * r.gpu_allocation_rate(), 1) + "%"; });
-  row("GPU utilization (busy/allocated)",
+  row("GPU utilization (busy/allocated)", "higher",
       [](const RunResult& r) { return fixed(100 * r.gpu_utilization(), 1) + "%"; });
-  row("GPU-hours allocated / busy", [](const RunResult& r) {
+  row("GPU-hours allocated / busy", "-", [](const RunResult& r) {
     return fixed(r.allocated_gpu_seconds / 3600, 0) + " / " + fixed(r.busy_gpu_seconds / 3600, 0);
   });
-  row("queue wait mean / p95", [](const RunResult& r) {
+  row("queue wait mean / p95", "lower", [](const RunResult& r) {
     return duration_text(r.queue_wait.mean()) + " / " + duration_text(r.queue_wait.percentile(95));
   });
-  row("never started", [](const RunResult& r) { return std::to_string(r.never_started); });
-  row("deadline misses", [](const RunResult& r) {
+  row("never started", "lower", [](const RunResult& r) { return std::to_string(r.never_started); });
+  row("deadline misses", "lower", [](const RunResult& r) {
     return std::to_string(r.deadline_misses) + " of " + std::to_string(r.deadlines);
   });
-  row("preemptions", [](const RunResult& r) { return std::to_string(r.preemptions); });
-  row("cold starts", [](const RunResult& r) { return std::to_string(r.cold_starts); });
-  row("idle reserved GPU-hours",
+  row("preemptions", "lower", [](const RunResult& r) { return std::to_string(r.preemptions); });
+  row("cold starts", "lower", [](const RunResult& r) { return std::to_string(r.cold_starts); });
+  row("idle reserved GPU-hours", "-",
       [](const RunResult& r) { return fixed(r.idle_reserved_gpu_seconds / 3600, 1); });
-  row("GPU-hours at zero / wakes", [](const RunResult& r) {
+  row("GPU-hours at zero / wakes", "-", [](const RunResult& r) {
     return fixed(r.gpu_seconds_at_zero / 3600, 1) + " / " + std::to_string(r.wakes);
   });
-  row("nodes max / node-hours", [](const RunResult& r) {
+  row("nodes max / node-hours", "lower", [](const RunResult& r) {
     return std::to_string(r.max_nodes) + " / " + fixed(r.node_seconds / 3600, 1);
   });
-  row("cost", [](const RunResult& r) { return fixed(r.cost, 0); });
-  row("outcomes", [](const RunResult& r) {
+  row("cost", "lower", [](const RunResult& r) { return fixed(r.cost, 0); });
+  row("outcomes", "higher", [](const RunResult& r) {
     return std::to_string(r.outcomes) + " of " + std::to_string(r.workloads);
   });
-  row("cost per outcome", [](const RunResult& r) {
+  row("cost per outcome", "lower", [](const RunResult& r) {
     const auto c = r.cost_per_outcome();
     return c ? fixed(*c, 2) : std::string("-");
   });
-  row("requests in objective", [](const RunResult& r) {
+  row("requests in objective", "higher", [](const RunResult& r) {
     return r.requests == 0 ? std::string("-")
                            : fixed(100.0 * static_cast<double>(r.requests_within_objective) /
                                        static_cast<double>(r.requests),
                                    1) +
                                  "%";
   });
-  row("gpuaasd actions / events", [](const RunResult& r) {
+  row("gpuaasd actions / events", "-", [](const RunResult& r) {
     return std::to_string(r.actions) + " / " + std::to_string(r.events);
   });
   table(out, header, rows);
 
-  out << "\nWhere the GPUs went (GPU-hours allocated = busy + idle; cost is the tenant's share)\n";
+  out << "\nWhere the GPUs went (GPU-hours allocated = busy + idle; cost is the tenant's share;\n"
+         "mean wait, misses and cost: lower is better)\n";
   std::set<std::string> tenants;
   for (const auto& r : runs)
     for (const auto& [ns, t] : r.tenants) tenants.insert(ns);
@@ -213,6 +287,7 @@ std::string report_table(const std::vector<RunResult>& runs) {
       out,
       {"tenant", "policy", "allocated", "busy", "idle", "outcomes", "mean wait", "misses", "cost"},
       trows);
+  deadline_table(out, runs);
   return out.str();
 }
 

@@ -13,6 +13,8 @@ namespace gpuaas::sim {
 std::string report_json(const RunResult& r);
 // Several runs: {"scenario": ..., "seed": ..., "runs": [report, ...]}.
 std::string compare_json(const std::vector<RunResult>& runs);
+// Every recorded decision of the runs, one JSON object a line, in order.
+std::string decisions_jsonl(const std::vector<RunResult>& runs);
 // The side-by-side table and the per-tenant summary.
 std::string report_table(const std::vector<RunResult>& runs);
 

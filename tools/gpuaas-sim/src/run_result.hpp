@@ -38,6 +38,30 @@ struct SeriesPoint {
   int64_t nodes = 0;  // existing (provisioning ones too: they are paid for)
 };
 
+// One workload's course through the run (report key "per_workload"): when it was submitted,
+// first ran, did its work, and against which deadline. Times are seconds since the start.
+struct WorkloadRecord {
+  std::string key;  // namespace/name
+  std::string kind;
+  std::string priority_class;
+  double submitted = 0;
+  std::optional<double> started;  // every pod first ran: the queue wait ends
+  std::optional<double> done;     // the work was done (a job finished, a service served)
+  std::optional<double> deadline;
+  int64_t preemptions = 0;  // times it was stopped while it ran or started
+  bool deadline_missed = false;
+};
+
+// One action gpuaasd published during the run (kept with SimOptions::record_decisions).
+struct DecisionRecord {
+  double t = 0;  // seconds since the start
+  std::string target;  // Kind namespace/name
+  std::string operation;
+  std::string rule;
+  std::string reason;
+  std::string body;
+};
+
 // One node pool's figures (report key "pools").
 struct PoolFigures {
   int64_t nodes_launched = 0;         // nodes asked for during the run
@@ -81,6 +105,8 @@ struct RunResult {
   double wall_seconds = 0;
   std::map<std::string, TenantFigures> tenants;
   std::map<std::string, PoolFigures> pools;
+  std::vector<WorkloadRecord> per_workload;  // in the scenario's order
+  std::vector<DecisionRecord> decisions;      // empty unless recorded
   std::vector<SeriesPoint> series;
   // gpuaasd's own cost report at the end of the run (`gpuaasctl report --json`), to set beside
   // the simulator's figures: the ledger reads the same pods, samples and reservations.

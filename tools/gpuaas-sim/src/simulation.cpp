@@ -166,11 +166,25 @@ Status Simulation::settle() {
     result_.actions += static_cast<int64_t>(actions->size());
     for (const auto& a : *actions) {
       ++result_.actions_by_rule[a.rule()];
+      if (options_.record_decisions) record_decision(a);
       apply(a);
     }
   }
   return Status::internal("gpuaasd and the simulator did not settle within " +
                           std::to_string(kMaxSettleRounds) + " rounds at one instant");
+}
+
+void Simulation::record_decision(const v1::Action& a) {
+  const auto& target = a.target();
+  DecisionRecord d;
+  d.t = std::chrono::duration<double>(now_ - scenario_.start).count();
+  d.target = target.kind() + " " +
+             (target.namespace_().empty() ? "" : target.namespace_() + "/") + target.name();
+  d.operation = v1::Action::Operation_Name(a.operation());
+  d.rule = a.rule();
+  d.reason = a.reason();
+  d.body = a.body_json();
+  result_.decisions.push_back(std::move(d));
 }
 
 void Simulation::apply(const v1::Action& a) {

@@ -49,6 +49,8 @@ struct SimWorkload {
   Time submitted{};
   std::optional<Time> started;  // first time every pod ran (queue wait ends)
   Time run_started{};           // this run's start (after a preemption: the restart)
+  std::optional<Time> done;     // the work was done (the outcome's time)
+  int64_t preemptions = 0;
   std::optional<Time> deadline;
   std::vector<uint64_t> pods;                                  // pod ids in the cluster
   std::map<std::string, std::map<std::string, int64_t>> hint;  // pod set -> node -> pods left
@@ -101,6 +103,7 @@ class Simulation {
   Status setup();
   Status settle();
   void apply(const v1::Action& a);
+  void record_decision(const v1::Action& a);
   void advance(Time t);  // running sums up to t
   void add_node(const NodePoolSpec& pool, bool at_start);
   // Labels of a pool's node: its flavor's nodeLabels, gpuaas.io/flavor, node-pool, hostname.
@@ -150,6 +153,7 @@ class Simulation {
   int64_t requests_between(const SimWorkload& w, Time from, Time to) const;
   static bool serves_requests(const SimWorkload& w);
   void finish_accounts();
+  void record(const SimWorkload& w);  // its WorkloadRecord, at the end of the run
   Millis startup_delay(const SimWorkload& w, const SimPod& p);
 
   const Scenario& scenario_;

@@ -101,6 +101,7 @@ void Simulation::reconcile(std::size_t i) {
       stop_pods(i);
       if (was_running && !w.kind->admitted(w.object)) {
         ++result_.preemptions;  // suspended while it ran or started: its progress is lost
+        ++w.preemptions;
         ++result_.tenants[w.spec->namespace_].preemptions;
       }
       if (serves_requests(w) && !w.unserved_since) w.unserved_since = now_;
@@ -234,6 +235,7 @@ void Simulation::busy_done(std::size_t i, uint64_t epoch) {
   auto& tenant = result_.tenants[w.spec->namespace_];
   if (!w.outcome) {  // a service run again after a preemption is still one outcome
     w.outcome = true;
+    w.done = now_;
     ++result_.outcomes;
     ++tenant.outcomes;
     if (w.deadline && now_ > *w.deadline) {
@@ -343,6 +345,23 @@ void Simulation::count_requests(std::size_t i, Time now) {
   w.unserved_since.reset();
 }
 
+void Simulation::record(const SimWorkload& w) {
+  auto since_start = [this](Time t) { return std::chrono::duration<double>(t - scenario_.start).count(); };
+  WorkloadRecord r;
+  r.key = w.key;
+  r.kind = w.spec->kind;
+  r.priority_class = w.spec->priority_class;
+  r.submitted = since_start(w.submitted);
+  if (w.started) r.started = since_start(*w.started);
+  if (w.done) r.done = since_start(*w.done);
+  if (w.deadline) {
+    r.deadline = since_start(*w.deadline);
+    r.deadline_missed = w.done ? *w.done > *w.deadline : *w.deadline <= end_;
+  }
+  r.preemptions = w.preemptions;
+  result_.per_workload.push_back(std::move(r));
+}
+
 void Simulation::finish_accounts() {
   for (std::size_t i = 0; i < workloads_.size(); ++i) {
     SimWorkload& w = workloads_[i];
@@ -367,6 +386,7 @@ void Simulation::finish_accounts() {
       ++result_.deadline_misses;
       ++tenant.deadline_misses;
     }
+    record(w);
     // Served requests: everything that arrived while the service ran, to the end or deletion.
     if (w.state == WorkloadState::kAtZero || w.waking) {  // asked for while at zero: cold
       if (w.at_zero_since) result_.cold_starts += requests_between(w, *w.at_zero_since, end_);
