@@ -70,7 +70,15 @@ if [ "$MODE" = demo ]; then build gpuaasd gpuaasctl gpuaas-sim gpuaas_plugins; e
 case "$MODE" in
   demo) exec bash deploy/demo/run-demo.sh "$BUILD_DIR" ;;
   test)
-    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600
+    junit="$(cd "$BUILD_DIR" && pwd)/ctest-junit.xml"
+    ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600 --output-junit "$junit"
+    # A suite whose SetUpTestSuite fails shows its tests as skipped, which ctest does not count as
+    # a failure: look for gtest's line in every test's output.
+    if grep -q "SetUpTestSuite or TearDownTestSuite" "$junit"; then
+      echo "setup: a test suite's set-up failed; its tests show as skipped:" >&2
+      grep -o "FAILED  \] [A-Za-z0-9_/]*: SetUpTestSuite or TearDownTestSuite" "$junit" | sort -u >&2
+      exit 1
+    fi
     fuzz
     ;;
   build) ;;

@@ -36,14 +36,17 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-// The passwords the configuration reads from the server's environment, made for this run as the
-// install guide makes them.
+// The passwords the configuration reads from the server's environment, made for this run. The
+// server parses a variable's value as configuration text, so each begins with a letter, as the
+// install guide makes them: a UUID that began with digits read as a number or a date, and the
+// server did not start (one run in three).
+std::string password() { return "p" + core::random_uuid(); }
 const std::map<std::string, std::pair<std::string, std::string>> kUsers = {
-    {"gpuaasd", {"GPUAAS_DAEMON_PASSWORD", core::random_uuid()}},
-    {"bridge", {"GPUAAS_BRIDGE_PASSWORD", core::random_uuid()}},
-    {"admin", {"GPUAAS_ADMIN_PASSWORD", core::random_uuid()}},
-    {"team-a", {"GPUAAS_TEAM_A_PASSWORD", core::random_uuid()}},
-    {"team-b", {"GPUAAS_TEAM_B_PASSWORD", core::random_uuid()}},
+    {"gpuaasd", {"GPUAAS_DAEMON_PASSWORD", password()}},
+    {"bridge", {"GPUAAS_BRIDGE_PASSWORD", password()}},
+    {"admin", {"GPUAAS_ADMIN_PASSWORD", password()}},
+    {"team-a", {"GPUAAS_TEAM_A_PASSWORD", password()}},
+    {"team-b", {"GPUAAS_TEAM_B_PASSWORD", password()}},
 };
 
 // Event time a little after the start: gpuaasd stamps the policy it publishes with the time it
