@@ -211,6 +211,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!scenario) return std::cerr << "gpuaas-sim: " << scenario.status().message() << "\n", 1;
-  return run_scenario(*scenario, policies, options, report, chart, decisions,
-                      !compare.empty());
+  return run_scenario(*scenario, policies, options, report, chart, decisions, !compare.empty());
 }

@@ -154,11 +154,11 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   auto wake_later = [&] {
     if (unprotected_at) wakeups.emplace(*unprotected_at, id);
     if (deadline_kept_count > 0)
-      a.message += "; not preempting " + deadline_kept +
-                   (deadline_kept_count > 1
-                        ? " and " + std::to_string(deadline_kept_count - 1) + " more"
-                        : std::string()) +
-                   ": it runs on time for its deadline";
+      a.message +=
+          "; not preempting " + deadline_kept +
+          (deadline_kept_count > 1 ? " and " + std::to_string(deadline_kept_count - 1) + " more"
+                                   : std::string()) +
+          ": it runs on time for its deadline";
   };
   if (cands.empty()) {
     wake_later();
@@ -221,8 +221,9 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   if (taken.empty() && any_on_time) {
     if (unprotected_at) {
       wake_later();
-      a.message += "; waits for recently admitted work to leave its protection rather than stop "
-                   "work that runs on time for its deadline";
+      a.message +=
+          "; waits for recently admitted work to leave its protection rather than stop "
+          "work that runs on time for its deadline";
       return false;
     }
     greedy(true);

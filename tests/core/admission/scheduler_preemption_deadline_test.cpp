@@ -48,8 +48,8 @@ void admit(Scheduler& s, const Job& j, Time now) {
 
 // Admitted at t0 for 3 h, due at t0 + 4h: on time.
 Job on_time(const std::string& name, const std::string& ns = "team-a") {
-  return {.name = name, .gpu = gpus(4), .created = t0, .ns = ns, .deadline = t0 + 4h,
-          .duration = 3h};
+  return {
+      .name = name, .gpu = gpus(4), .created = t0, .ns = ns, .deadline = t0 + 4h, .duration = 3h};
 }
 
 TEST(PreemptionDeadlineTest, OwnQueueKeepsWorkOnTimeAndEvictsTheOtherLowerPriorityJob) {
@@ -85,8 +85,12 @@ TEST(PreemptionDeadlineTest, AnEarlierDeadlineMayEvictALaterOne) {
   admit(s, {.name = "later", .gpu = gpus(8), .created = t0, .deadline = t0 + 10h, .duration = 3h},
         t0);
   test::submit(s,
-               {.name = "sooner", .gpu = gpus(8), .priority = "high", .created = t0 + 1min,
-                .deadline = t0 + 2h, .duration = 1h},
+               {.name = "sooner",
+                .gpu = gpus(8),
+                .priority = "high",
+                .created = t0 + 1min,
+                .deadline = t0 + 2h,
+                .duration = 1h},
                t0 + 1min);
   EXPECT_EQ(test::preempted(s.schedule(t0 + 1min)), keys_of({"later"}));
 }

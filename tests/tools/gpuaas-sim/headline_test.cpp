@@ -19,8 +19,8 @@ namespace {
 using testing::run;
 
 Scenario demo(const std::string& name) {
-  auto s = load_scenario(std::string(GPUAAS_SOURCE_DIR) + "/deploy/demo/" + name +
-                         "/scenario.yaml");
+  auto s =
+      load_scenario(std::string(GPUAAS_SOURCE_DIR) + "/deploy/demo/" + name + "/scenario.yaml");
   EXPECT_TRUE(s.is_ok()) << s.status().message();
   return s.is_ok() ? std::move(s).value() : Scenario{};
 }
@@ -46,8 +46,7 @@ TEST(HeadlineTest, TheSimulatedDayMeetsEveryDeadlineAndWaitsAndCostsNoMoreThanKu
   // The baseline without deadlines misses at least one: the win is the comparison.
   EXPECT_GE(kueue.deadline_misses, 1);
   EXPECT_LE(gpuaas.queue_wait.mean(), 1.02 * kueue.queue_wait.mean())
-      << minutes(gpuaas.queue_wait.mean()) << " min against "
-      << minutes(kueue.queue_wait.mean());
+      << minutes(gpuaas.queue_wait.mean()) << " min against " << minutes(kueue.queue_wait.mean());
   EXPECT_LE(gpuaas.cost, kueue.cost);
   EXPECT_GE(gpuaas.outcomes, kueue.outcomes);
   EXPECT_EQ(gpuaas.never_started, 0);

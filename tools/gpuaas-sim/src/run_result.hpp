@@ -54,7 +54,7 @@ struct WorkloadRecord {
 
 // One action gpuaasd published during the run (kept with SimOptions::record_decisions).
 struct DecisionRecord {
-  double t = 0;  // seconds since the start
+  double t = 0;        // seconds since the start
   std::string target;  // Kind namespace/name
   std::string operation;
   std::string rule;
@@ -106,7 +106,7 @@ struct RunResult {
   std::map<std::string, TenantFigures> tenants;
   std::map<std::string, PoolFigures> pools;
   std::vector<WorkloadRecord> per_workload;  // in the scenario's order
-  std::vector<DecisionRecord> decisions;      // empty unless recorded
+  std::vector<DecisionRecord> decisions;     // empty unless recorded
   std::vector<SeriesPoint> series;
   // gpuaasd's own cost report at the end of the run (`gpuaasctl report --json`), to set beside
   // the simulator's figures: the ledger reads the same pods, samples and reservations.

@@ -178,8 +178,8 @@ void Simulation::record_decision(const v1::Action& a) {
   const auto& target = a.target();
   DecisionRecord d;
   d.t = std::chrono::duration<double>(now_ - scenario_.start).count();
-  d.target = target.kind() + " " +
-             (target.namespace_().empty() ? "" : target.namespace_() + "/") + target.name();
+  d.target = target.kind() + " " + (target.namespace_().empty() ? "" : target.namespace_() + "/") +
+             target.name();
   d.operation = v1::Action::Operation_Name(a.operation());
   d.rule = a.rule();
   d.reason = a.reason();

@@ -23,7 +23,7 @@ struct SimOptions {
   // the built-in default (default_policy.hpp).
   std::vector<PolicyText> policies;
   bool record_decisions = false;  // keep every action in RunResult::decisions
-  int series_points = 240;  // samples over the run, for the chart
+  int series_points = 240;        // samples over the run, for the chart
   // Called now and then with the share of virtual time done (0..1).
   std::function<void(double)> progress;
 };

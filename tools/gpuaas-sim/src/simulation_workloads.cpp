@@ -346,7 +346,9 @@ void Simulation::count_requests(std::size_t i, Time now) {
 }
 
 void Simulation::record(const SimWorkload& w) {
-  auto since_start = [this](Time t) { return std::chrono::duration<double>(t - scenario_.start).count(); };
+  auto since_start = [this](Time t) {
+    return std::chrono::duration<double>(t - scenario_.start).count();
+  };
   WorkloadRecord r;
   r.key = w.key;
   r.kind = w.spec->kind;
