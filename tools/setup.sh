@@ -21,7 +21,7 @@ PACKAGES=(
   libspdlog-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   nlohmann-json3-dev libcivetweb-dev libsimdjson-dev libjemalloc-dev libssl-dev prometheus
   libcurl4-openssl-dev openssl
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-tidy
 )
 
 install_missing() {

@@ -11,16 +11,16 @@
 #include "admission_inputs.hpp"
 #include "admission_output.hpp"
 #include "gpuaas/admission/scheduler.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/policy/policy_loader.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
 
 using nlohmann::json;
 
-admission::Time to_time(EventTime t) {
+admission::Time to_time(wire::EventTime t) {
   return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
 }
 
@@ -239,7 +239,7 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
   static const std::string kPolicyKey = policy_key();
   for (const auto& ch : changes) {
     if (ch.category == ModelChange::Category::kObject && ch.key == kPolicyKey &&
-        ch.change != ChangeType::kDeleted) {
+        ch.change != wire::ChangeType::kDeleted) {
       if (const KubeObject* o = model.object(ch.key)) s.apply_policy(*o, model);
     }
   }
@@ -257,7 +257,7 @@ void AdmissionController::after_event(ClusterModel& model, std::string_view even
         break;
       case ModelChange::Category::kObject:
         if (ch.key == kPolicyKey) break;
-        if (ch.change == ChangeType::kDeleted) {
+        if (ch.change == wire::ChangeType::kDeleted) {
           s.remove_object(model, ch.key);
         } else if (const KubeObject* o = model.object(ch.key)) {
           s.upsert_object(model, ch.key, *o);

@@ -6,15 +6,15 @@
 
 #include "admission_inputs.hpp"
 #include "gpuaas/base/quantity.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
 
 using nlohmann::json;
 
-EventTime to_event_time(admission::Time t) { return EventTime(t.time_since_epoch()); }
+wire::EventTime to_event_time(admission::Time t) { return wire::EventTime(t.time_since_epoch()); }
 
 json placement_json(const admission::Decision& d, const std::vector<std::string>& pod_sets) {
   json sets = json::array();
@@ -53,7 +53,7 @@ const char* action_name(WorkloadAction a) {
 
 json explanation(const admission::Explanation& x) {
   auto when = [](const std::optional<admission::Time>& t) -> json {
-    return t ? json(format_rfc3339(to_event_time(*t))) : json(nullptr);
+    return t ? json(wire::format_rfc3339(to_event_time(*t))) : json(nullptr);
   };
   return {{"state", x.state},
           {"reason", x.reason},
@@ -121,7 +121,7 @@ std::string AdmissionController::Impl::next_id(std::string_view event_id) {
 }
 
 void AdmissionController::Impl::scale_pass(ClusterModel& model, std::string_view event_id) {
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   std::set<std::string> waking;
   for (const auto& [key, st] : book.states())
     if (st.phase == ReclaimPhase::kWaking) waking.insert(key);
@@ -129,11 +129,11 @@ void AdmissionController::Impl::scale_pass(ClusterModel& model, std::string_view
   for (auto& a : out.actions) {
     a.set_decision_id(next_id(event_id));
     a.set_cause_event_id(std::string(event_id));
-    set_time(*a.mutable_time(), now);
+    wire::set_time(*a.mutable_time(), now);
     if (a.target().kind() == "Node") upsert_node(model, a.target().name());  // cordon: at once
     queue_metrics.decision(a.rule());
     output.push_back(
-        encode_action(a, subjects.actions(a.target().namespace_(), a.target().kind())));
+        wire::encode_action(a, subjects.actions(a.target().namespace_(), a.target().kind())));
   }
   if (!out.evictions.empty()) emit(model, event_id, std::move(out.evictions));
 }
@@ -142,7 +142,7 @@ bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& o
                                         WorkloadAction action, const v1::ActionRequest& req,
                                         const std::string& rule, const std::string& hint,
                                         std::string_view event_id) {
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   WorkloadInterpreter* in = model.interpreter();
   auto set = in ? in->act(obj, action, req)
                 : Result<v1::ActionSet>(Status::not_found("no plugins are loaded"));
@@ -172,8 +172,8 @@ bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& o
     if (a.reason().empty()) a.set_reason(req.reason());
     a.set_decision_id(next_id(event_id));
     a.set_cause_event_id(std::string(event_id));
-    set_time(*a.mutable_time(), now);
-    output.push_back(encode_action(a, subjects.actions(obj.meta.namespace_, obj.meta.kind)));
+    wire::set_time(*a.mutable_time(), now);
+    output.push_back(wire::encode_action(a, subjects.actions(obj.meta.namespace_, obj.meta.kind)));
   }
   return true;
 }
@@ -181,7 +181,7 @@ bool AdmissionController::Impl::publish(ClusterModel& model, const KubeObject& o
 void AdmissionController::Impl::publish_status(ClusterModel& model, const KubeObject& obj,
                                                const admission::Explanation& x,
                                                std::string_view event_id) {
-  v1::Event ev = make_event(next_id(event_id), source, model.now());
+  v1::Event ev = wire::make_event(next_id(event_id), source, model.now());
   ev.set_type("io.gpuaas.v1.queue.status");
   auto* st = ev.mutable_queue()->mutable_workload_status();
   auto* ref = st->mutable_workload();
@@ -197,13 +197,13 @@ void AdmissionController::Impl::publish_status(ClusterModel& model, const KubeOb
   st->set_local_queue(x.local_queue);
   st->set_position(x.position_in_cluster_queue);
   if (x.estimated_start)
-    set_time(*st->mutable_estimated_start(), to_event_time(*x.estimated_start));
-  output.push_back(encode_event(ev, subjects.status(obj.meta.namespace_, obj.meta.kind)));
+    wire::set_time(*st->mutable_estimated_start(), to_event_time(*x.estimated_start));
+  output.push_back(wire::encode_event(ev, subjects.status(obj.meta.namespace_, obj.meta.kind)));
 }
 
 void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event_id,
                                      std::vector<admission::Decision> ds) {
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   for (const auto& d : ds) {
     const KubeObject* obj = model.object(d.workload);
     if (!obj) continue;
@@ -228,7 +228,7 @@ void AdmissionController::Impl::emit(ClusterModel& model, std::string_view event
     for (const auto& t : d.tolerations) req.add_tolerations_json(t.json());
     req.set_flavor(d.flavor);
     req.set_reason(d.reason);
-    set_time(*req.mutable_time(), now);
+    wire::set_time(*req.mutable_time(), now);
     std::vector<std::string> pod_sets;
     if (const auto* v = model.view_of(d.workload); v && v->demand)
       for (const auto& ps : v->demand->pod_sets()) pod_sets.push_back(ps.name());
@@ -299,7 +299,7 @@ void AdmissionController::Impl::reissue_pass(ClusterModel& model, std::string_vi
       publish(model, *obj, admit_action(model, key), req, rule, req_it->second.second, event_id);
     } else {
       req.set_reason("preempted (" + rule + "); patched again after a conflict");
-      set_time(*req.mutable_time(), model.now());
+      wire::set_time(*req.mutable_time(), model.now());
       publish(model, *obj, WorkloadAction::kSuspend, req, rule, "", event_id);
     }
     it = reissue.erase(it);

@@ -2,15 +2,15 @@
 // placement hint; status changes become WorkloadQueueStatus events. Private to gpuaas_core.
 #pragma once
 
-#include <memory>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "accounting/gpu_accounting.hpp"
+#include "cost/gpu_accounting.hpp"
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "queue_metrics.hpp"
@@ -90,8 +90,8 @@ struct AdmissionController::Impl {
   ReclaimBook book;
   scaleout::PoolScaler scaler;
   QueueMetrics queue_metrics;
-  accounting::GpuAccounting accounting;
-  EventTime next_reclaim{};
+  cost::GpuAccounting accounting;
+  wire::EventTime next_reclaim{};
   uint64_t samples_seen = 0;
   std::set<std::string> gate_candidates;    // notebooks seen this event that a policy gates
   std::set<std::string> gated;              // stopped by the gate, not yet admitted

@@ -74,7 +74,7 @@ static bool same_binding(const KubeObject& a, const KubeObject& b) {
          a.pod->requests == b.pod->requests;
 }
 
-ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime at) {
+ApplyOutcome ClusterModel::apply(wire::ChangeType change, KubeObject&& obj, wire::EventTime at) {
   advance(at);
   // The key is built in a reused buffer: no allocation per event once it has grown.
   key_into(key_buf_, obj.meta);
@@ -104,11 +104,11 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
       if (cmp ? *cmp <= 0 : !obj.meta.resource_version.empty()) order = ApplyOutcome::kStale;
     }
   }
-  if (order == ApplyOutcome::kStale && change == ChangeType::kDeleted && current != nullptr) {
+  if (order == ApplyOutcome::kStale && change == wire::ChangeType::kDeleted && current != nullptr) {
     // A DELETED always wins over what we hold for the same uid: deletion is final.
     order = ApplyOutcome::kApplied;
   }
-  if (order == ApplyOutcome::kDuplicate && change != ChangeType::kDeleted) {
+  if (order == ApplyOutcome::kDuplicate && change != wire::ChangeType::kDeleted) {
     ++stats_.duplicates;
     return order;
   }
@@ -117,7 +117,7 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
     return order;
   }
 
-  if (change == ChangeType::kDeleted) {
+  if (change == wire::ChangeType::kDeleted) {
     if (current == nullptr) {
       tombstones_[key] = {obj.meta.uid, obj.meta.resource_version, at};
       return ApplyOutcome::kUnknown;
@@ -126,7 +126,7 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
     if (record_changes_) {
       note(is_node ? ModelChange::Category::kNode
                    : (is_pod ? ModelChange::Category::kPod : ModelChange::Category::kObject),
-           ChangeType::kDeleted, is_node ? obj.meta.name : key,
+           wire::ChangeType::kDeleted, is_node ? obj.meta.name : key,
            is_pod ? current->pod->node_name : std::string());
     }
     if (is_pod) bind_pod(*current, -1);
@@ -155,7 +155,8 @@ ApplyOutcome ClusterModel::apply(ChangeType change, KubeObject&& obj, EventTime 
     }
   }
   if (record_changes_) {
-    const ChangeType t = current == nullptr ? ChangeType::kAdded : ChangeType::kModified;
+    const wire::ChangeType t =
+        current == nullptr ? wire::ChangeType::kAdded : wire::ChangeType::kModified;
     if (is_node) {
       note(ModelChange::Category::kNode, t, obj.meta.name, {});
     } else if (is_pod) {
@@ -184,7 +185,7 @@ void ClusterModel::record_sample(SeriesSample sample) {
   metrics_.record(std::move(sample));
 }
 
-void ClusterModel::advance(EventTime t) {
+void ClusterModel::advance(wire::EventTime t) {
   if (t <= now_) return;
   // Expire at most once per event-time second: cheap on the hot path, exact enough for minutes.
   bool sweep =
@@ -244,7 +245,7 @@ std::map<std::string, GpuPool> ClusterModel::gpu_pools() const {
   return pools;
 }
 
-void ClusterModel::note(ModelChange::Category c, ChangeType t, const std::string& key,
+void ClusterModel::note(ModelChange::Category c, wire::ChangeType t, const std::string& key,
                         std::string node) {
   changes_.push_back(ModelChange{c, t, key, std::move(node)});
 }

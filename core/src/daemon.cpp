@@ -10,9 +10,9 @@
 #include "daemon_leadership.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/event_applier.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/state_view.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 bus::ConsumerSettings Daemon::consumer_settings() const {
@@ -398,10 +398,11 @@ Status Daemon::reload_policy() {
     std::shared_lock lock(model_mu_);
     if (*text == admission_->policy_text() || *text == published_policy_) return Status::ok();
   }
-  v1::Event ev = make_object_event(
-      ChangeType::kModified, *text, random_uuid(), config_.source,
+  v1::Event ev = wire::make_object_event(
+      wire::ChangeType::kModified, *text, wire::random_uuid(), config_.source,
       std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()));
-  if (auto s = bus_.publish(encode_event(ev, subjects_.events("", kPolicySetKind))); !s) return s;
+  if (auto s = bus_.publish(wire::encode_event(ev, subjects_.events("", kPolicySetKind))); !s)
+    return s;
   published_policy_ = *text;
   spdlog::info("policy files published to the event stream ({} file(s))",
                config_.policy_files.size());
@@ -442,12 +443,12 @@ void Daemon::tick_loop() {
   std::unique_lock lock(tick_mu_);
   while (!stopping_) {
     if (tick_cv_.wait_for(lock, config_.tick_interval, [this] { return stopping_.load(); })) break;
-    v1::Event ev = make_event(
-        random_uuid(), config_.source,
+    v1::Event ev = wire::make_event(
+        wire::random_uuid(), config_.source,
         std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()));
     ev.mutable_queue()->mutable_tick()->set_sequence(++n);
-    ev.set_type(std::string(kTypeTick));
-    if (auto s = bus_.publish(encode_event(ev, subjects_.ticks())); !s) {
+    ev.set_type(std::string(wire::kTypeTick));
+    if (auto s = bus_.publish(wire::encode_event(ev, subjects_.ticks())); !s) {
       spdlog::debug("tick not published: {}", s.message());
     }
   }

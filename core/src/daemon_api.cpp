@@ -14,7 +14,7 @@
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/state_view.hpp"
-#include "gpuaas/core/utf8.hpp"
+#include "gpuaas/wire/utf8.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -174,7 +174,7 @@ std::optional<std::string> Daemon::answer(const bus::Message& request) const {
   // such a subject (docs/security.md); this stops anyone else who could.
   if (std::string why = subjects_.unanswerable_reply(request.reply); !why.empty()) {
     count_api_refusal(kApiReplySubject);
-    spdlog::warn("API request on {} not answered: {}", printable(request.subject), why);
+    spdlog::warn("API request on {} not answered: {}", wire::printable(request.subject), why);
     return std::nullopt;
   }
   auto at = subjects_.parse(request.subject);
@@ -185,12 +185,12 @@ std::optional<std::string> Daemon::answer(const bus::Message& request) const {
   auto known = std::find(kEndpoints.begin(), kEndpoints.end(), endpoint);
   if (known == kEndpoints.end()) {
     count_api_refusal(kApiUnknownEndpoint);
-    return json{{"error", "no API endpoint on " + sanitize_utf8(request.subject)}}.dump();
+    return json{{"error", "no API endpoint on " + wire::sanitize_utf8(request.subject)}}.dump();
   }
-  if (!valid_utf8(request.data)) {
+  if (!wire::valid_utf8(request.data)) {
     count_api_refusal(kApiInvalidUtf8);
     return json{{"error", "the request is not valid UTF-8 (byte " +
-                              std::to_string(find_invalid_utf8(request.data)) + ")"}}
+                              std::to_string(wire::find_invalid_utf8(request.data)) + ")"}}
         .dump();
   }
   try {
@@ -209,11 +209,12 @@ std::optional<std::string> Daemon::answer(const bus::Message& request) const {
     return fit_answer(*known, std::move(out));
   } catch (const std::exception& e) {
     count_api_refusal(kApiHandlerError);
-    spdlog::error("API {}: the request failed: {}", printable(request.subject), e.what());
-    return json{{"error", "the request failed inside gpuaasd: " + sanitize_utf8(e.what())}}.dump();
+    spdlog::error("API {}: the request failed: {}", wire::printable(request.subject), e.what());
+    return json{{"error", "the request failed inside gpuaasd: " + wire::sanitize_utf8(e.what())}}
+        .dump();
   } catch (...) {
     count_api_refusal(kApiHandlerError);
-    spdlog::error("API {}: the request failed", printable(request.subject));
+    spdlog::error("API {}: the request failed", wire::printable(request.subject));
     return std::string(R"({"error":"the request failed inside gpuaasd"})");
   }
 }

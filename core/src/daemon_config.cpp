@@ -13,19 +13,12 @@
 #include <utility>
 
 #include "gpuaas/bus/subjects.hpp"
-#include "gpuaas/core/config_readers.hpp"
+#include "gpuaas/config/readers.hpp"
+#include "gpuaas/wire/streams.hpp"
 
 namespace gpuaas::core {
 
-std::string stream_prefix(const std::string& root) {
-  std::string p;
-  for (char c : root) {
-    p.push_back(std::isalnum(static_cast<unsigned char>(c)) != 0
-                    ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                    : '_');
-  }
-  return p;
-}
+using namespace config;  // the readers of every configuration file
 
 namespace {
 
@@ -54,16 +47,13 @@ std::map<std::string, Reader> stream_readers(const std::string& path, bus::Strea
 
 void apply_subject_root(DaemonConfig& cfg, const std::string& root) {
   cfg.subject_root = root;
-  bus::Subjects subj(root);
-  std::string prefix = stream_prefix(root);
-  cfg.events_stream.name = prefix + "_EVENTS";
-  cfg.events_stream.subjects = {subj.all(bus::SubjectCategory::kEvents),
-                                subj.all(bus::SubjectCategory::kMetrics), subj.ticks(),
-                                subj.all(bus::SubjectCategory::kSubmissions)};
-  cfg.actions_stream.name = prefix + "_ACTIONS";
-  cfg.actions_stream.subjects = {subj.all(bus::SubjectCategory::kActions)};
-  cfg.deadletter_stream.name = prefix + "_DEADLETTER";
-  cfg.deadletter_stream.subjects = {subj.all(bus::SubjectCategory::kDeadletter)};
+  const wire::Streams s = wire::streams(root);
+  cfg.events_stream.name = s.events.name;
+  cfg.events_stream.subjects = s.events.subjects;
+  cfg.actions_stream.name = s.actions.name;
+  cfg.actions_stream.subjects = s.actions.subjects;
+  cfg.deadletter_stream.name = s.deadletter.name;
+  cfg.deadletter_stream.subjects = s.deadletter.subjects;
 }
 
 DaemonConfig default_config(const std::string& subject_root) {
@@ -74,44 +64,6 @@ DaemonConfig default_config(const std::string& subject_root) {
   cfg.deadletter_stream.max_age = std::chrono::hours(24 * 7);
   apply_subject_root(cfg, subject_root);
   return cfg;
-}
-
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  if (s == "0") return std::chrono::milliseconds(0);
-  double total_ms = 0;
-  while (!s.empty()) {
-    std::size_t i = 0;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) != 0 || s[i] == '.')) {
-      ++i;
-    }
-    if (i == 0) return std::nullopt;
-    double v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + i, v);
-    if (ec != std::errc() || p != s.data() + i) return std::nullopt;
-    s.remove_prefix(i);
-    std::size_t j = 0;
-    while (j < s.size() && std::isalpha(static_cast<unsigned char>(s[j])) != 0) ++j;
-    std::string_view unit = s.substr(0, j);
-    s.remove_prefix(j);
-    double mult = 0;
-    if (unit == "ms")
-      mult = 1;
-    else if (unit == "s")
-      mult = 1000;
-    else if (unit == "m")
-      mult = 60'000;
-    else if (unit == "h")
-      mult = 3'600'000;
-    else if (unit == "d")
-      mult = 86'400'000;
-    else
-      return std::nullopt;
-    total_ms += v * mult;
-  }
-  // Beyond int64 milliseconds (about 292 million years) the conversion would be undefined.
-  if (!(total_ms < 9.2e18)) return std::nullopt;
-  return std::chrono::milliseconds(static_cast<int64_t>(total_ms + 0.5));
 }
 
 Status load_config_file(const std::string& path, DaemonConfig& cfg) {

@@ -8,7 +8,7 @@
 #include "daemon_counters.hpp"
 #include "daemon_leadership.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 

@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "gpuaas/base/kube_scope.hpp"
-#include "gpuaas/core/envelope_view.hpp"
-#include "gpuaas/core/event_codec.hpp"
-#include "gpuaas/core/utf8.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/envelope_view.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/utf8.hpp"
 #include "submission.hpp"
 
 namespace gpuaas::core {
@@ -44,14 +44,14 @@ std::optional<std::string_view> sample_namespace(const v1::MetricSample& s) {
   return plain.value_or(std::string_view());
 }
 
-ChangeType change_of(v1::ObjectEvent::Type t) {
+wire::ChangeType change_of(v1::ObjectEvent::Type t) {
   switch (t) {
     case v1::ObjectEvent::ADDED:
-      return ChangeType::kAdded;
+      return wire::ChangeType::kAdded;
     case v1::ObjectEvent::DELETED:
-      return ChangeType::kDeleted;
+      return wire::ChangeType::kDeleted;
     default:
-      return ChangeType::kModified;
+      return wire::ChangeType::kModified;
   }
 }
 
@@ -113,16 +113,17 @@ bool EventApplier::reject(const Delivery& d, RejectReason why, const std::string
                        ? parsed->namespace_token
                        : std::string(bus::kClusterScope);
   if (ns == bus::kClusterScope) ns.clear();
-  spdlog::warn("dead letter: {} (stream sequence {}): {}", printable(d.subject), d.stream_sequence,
-               message);
+  spdlog::warn("dead letter: {} (stream sequence {}): {}", wire::printable(d.subject),
+               d.stream_sequence, message);
   v1::DeadLetter dl;
-  dl.set_subject(sanitize_utf8(d.subject));
-  dl.set_reason(sanitize_utf8(message));
+  dl.set_subject(wire::sanitize_utf8(d.subject));
+  dl.set_reason(wire::sanitize_utf8(message));
   dl.set_payload(std::string(d.data));
   dl.set_stream_sequence(d.stream_sequence);
-  dl.set_event_id(sanitize_utf8(event_id_));
-  set_time(*dl.mutable_time(), model.now());
-  deadletters_.emplace_back(encode_deadletter(dl, subjects_.deadletter(ns)), d.stream_sequence);
+  dl.set_event_id(wire::sanitize_utf8(event_id_));
+  wire::set_time(*dl.mutable_time(), model.now());
+  deadletters_.emplace_back(wire::encode_deadletter(dl, subjects_.deadletter(ns)),
+                            d.stream_sequence);
   if (auto* c = rejected_[static_cast<int>(why)]) c->Increment();
   return false;
 }
@@ -152,13 +153,13 @@ bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
   }
   // Object events, the bulk of the stream, are read from the wire bytes directly.
   if (!d.content_type && !d.data.empty() && d.data.front() != '{') {
-    if (auto v = read_object_envelope(d.data)) {
+    if (auto v = wire::read_object_envelope(d.data)) {
       event_id_ = v->id;
       return apply_object(d, *at, v->type, std::string(v->object_json), v->time, model);
     }
   }
   event_.Clear();
-  if (auto s = decode_event(d.data, d.content_type, event_); !s) {
+  if (auto s = wire::decode_event(d.data, d.content_type, event_); !s) {
     return reject(d, RejectReason::kUndecodable, s.message(), model);
   }
   event_id_ = event_.id();
@@ -173,7 +174,7 @@ bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
     case v1::Event::kObject:
       return apply_object(d, *at, event_.object().type(),
                           std::move(*event_.mutable_object()->mutable_object_json()),
-                          event_time_of(event_), model);
+                          wire::event_time_of(event_), model);
     case v1::Event::kMetrics:
       return apply_metrics(d, *at, model);
     case v1::Event::kQueue:
@@ -184,7 +185,7 @@ bool EventApplier::apply_checked(const Delivery& d, ClusterModel& model) {
                       "not input",
                       model);
       }
-      model.advance(event_time_of(event_));
+      model.advance(wire::event_time_of(event_));
       if (applied_[2] != nullptr) applied_[2]->Increment();
       return true;
     default:
@@ -235,7 +236,7 @@ std::optional<KubeObject> EventApplier::decode_object(const Delivery& d,
 }
 
 bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at, int type,
-                                std::string json, EventTime time, ClusterModel& model) {
+                                std::string json, wire::EventTime time, ClusterModel& model) {
   if (at.category == bus::SubjectCategory::kSubmissions)
     return apply_submission(d, at, type, std::move(json), time, model);
   if (at.category != bus::SubjectCategory::kEvents) {
@@ -255,7 +256,7 @@ bool EventApplier::apply_object(const Delivery& d, const bus::ParsedSubject& at,
 // is changed in the cluster, not here). Applied at the event clock as it stands: the time the
 // submission states moves nothing (docs/security.md).
 bool EventApplier::apply_submission(const Delivery& d, const bus::ParsedSubject& at, int type,
-                                    std::string json, EventTime stated, ClusterModel& model) {
+                                    std::string json, wire::EventTime stated, ClusterModel& model) {
   // The object as sent is checked first by the decoder (its depth and size bounded by simdjson),
   // and only then rewritten: no other parser sees it before.
   auto sent = decode_object(d, at, type, json, model);
@@ -305,16 +306,16 @@ bool EventApplier::apply_action_result(const Delivery& d, const bus::ParsedSubje
     return reject(d, RejectReason::kBadObject,
                   "action result outcome: unknown value " + std::to_string(r.outcome()), model);
   }
-  model.advance(event_time_of(event_));
+  model.advance(wire::event_time_of(event_));
   ++action_results_[outcome];
   has_result_ = true;
   if (auto* c = action_result_counters_[outcome]) c->Increment();
   if (r.outcome() != v1::ActionResult::APPLIED) {
-    spdlog::info("action {} ({} {}/{}, rule {}): {} (HTTP {}) {}", printable(r.decision_id()),
-                 printable(r.target().kind()), printable(r.target().namespace_()),
-                 printable(r.target().name()), printable(r.rule()),
+    spdlog::info("action {} ({} {}/{}, rule {}): {} (HTTP {}) {}", wire::printable(r.decision_id()),
+                 wire::printable(r.target().kind()), wire::printable(r.target().namespace_()),
+                 wire::printable(r.target().name()), wire::printable(r.rule()),
                  v1::ActionResult::Outcome_Name(r.outcome()), r.http_status(),
-                 printable(r.message()));
+                 wire::printable(r.message()));
   }
   return true;
 }
@@ -330,7 +331,7 @@ bool EventApplier::apply_metrics(const Delivery& d, const bus::ParsedSubject& at
     if (!valid_metric_name(samples[i].name())) {
       return reject(d, RejectReason::kBadSample,
                     "sample " + std::to_string(i) + ": invalid metric name \"" +
-                        printable(samples[i].name(), 60) + "\"",
+                        wire::printable(samples[i].name(), 60) + "\"",
                     model);
     }
   }
@@ -344,14 +345,14 @@ bool EventApplier::apply_metrics(const Delivery& d, const bus::ParsedSubject& at
       if (ns && (ns->empty() || *ns == at.namespace_token)) continue;
       return reject(
           d, RejectReason::kMismatch,
-          "sample " + std::to_string(i) + " (" + printable(samples[i].name(), 60) + "): " +
-              (ns ? "namespace \"" + printable(*ns, 60) + "\""
+          "sample " + std::to_string(i) + " (" + wire::printable(samples[i].name(), 60) + "): " +
+              (ns ? "namespace \"" + wire::printable(*ns, 60) + "\""
                   : std::string("two different namespace labels")) +
               " does not belong on this subject (namespace \"" + at.namespace_token + "\")",
           model);
     }
   }
-  EventTime t = event_time_of(event_);
+  wire::EventTime t = wire::event_time_of(event_);
   model.advance(t);
   for (const auto& s : samples) {
     SeriesSample ss;
@@ -359,7 +360,7 @@ bool EventApplier::apply_metrics(const Delivery& d, const bus::ParsedSubject& at
     ss.labels.reserve(static_cast<std::size_t>(s.labels_size()));
     for (const auto& l : s.labels()) ss.labels.emplace_back(l.name(), l.value());
     ss.value = s.value();
-    ss.time = s.timestamp_ms() != 0 ? from_unix_ms(s.timestamp_ms()) : t;
+    ss.time = s.timestamp_ms() != 0 ? wire::from_unix_ms(s.timestamp_ms()) : t;
     model.record_sample(std::move(ss));
   }
   if (applied_[1] != nullptr) applied_[1]->Increment();

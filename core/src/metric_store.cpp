@@ -86,7 +86,7 @@ void MetricStore::record(SeriesSample sample) {
 // Removals from the indexes are gathered per pod, GPU and namespace and done in one pass each:
 // one by one, a namespace holding tens of thousands of series cost a search and a shift of its
 // whole list per expired series. The lists keep their order either way.
-std::size_t MetricStore::expire(EventTime before) {
+std::size_t MetricStore::expire(wire::EventTime before) {
   using Gone = std::unordered_map<std::string, std::unordered_set<std::string>>;
   Gone pods, gpus, namespaces;
   std::size_t n = 0;

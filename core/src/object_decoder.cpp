@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "gpuaas/core/quantity.hpp"
-#include "uuid_text.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -313,20 +312,6 @@ Result<KubeObject> ObjectDecoder::decode(std::string json) {
   }
   obj.json = std::move(json);
   return obj;
-}
-
-std::string stable_uid(std::string_view kind, std::string_view ns, std::string_view name) {
-  // Two FNV-1a 64-bit hashes with different offsets; formatted as a version-8 (custom) UUID.
-  auto fnv = [&](uint64_t h) {
-    for (std::string_view part : {kind, std::string_view("/"), ns, std::string_view("/"), name}) {
-      for (unsigned char c : part) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-      }
-    }
-    return h;
-  };
-  return uuid_text(fnv(0xcbf29ce484222325ULL), fnv(0x84222325cbf29ce4ULL), 8);
 }
 
 }  // namespace gpuaas::core

@@ -164,7 +164,7 @@ json workload_json(const ClusterModel& model, const std::string& key, const Kube
 
 json clock_json(const ClusterModel& model) {
   return model.now().time_since_epoch().count() == 0 ? json(nullptr)
-                                                     : json(format_rfc3339(model.now()));
+                                                     : json(wire::format_rfc3339(model.now()));
 }
 
 json gpu_pools_json(const ClusterModel& model) {

@@ -4,7 +4,7 @@
 
 namespace gpuaas::core {
 
-Result<std::string> submitted_object(const std::string& text, EventTime stated) {
+Result<std::string> submitted_object(const std::string& text, wire::EventTime stated) {
   using nlohmann::json;
   json obj = json::parse(text, nullptr, false);
   if (obj.is_discarded() || !obj.is_object()) return Status::invalid("object is not JSON");
@@ -17,7 +17,7 @@ Result<std::string> submitted_object(const std::string& text, EventTime stated) 
     meta->erase(key);
   auto& annotations = (*meta)["annotations"];
   if (!annotations.is_object()) annotations = json::object();
-  annotations[kSubmittedAtAnnotation] = format_rfc3339(stated);
+  annotations[kSubmittedAtAnnotation] = wire::format_rfc3339(stated);
   return obj.dump();
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "gpuaas/base/status.hpp"
-#include "gpuaas/core/event_time.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::core {
 
@@ -17,6 +17,6 @@ inline constexpr const char* kSubmittedAtAnnotation = "gpuaas.io/submitted-at";
 // generation, creationTimestamp, deletionTimestamp, ownerReferences and managedFields removed,
 // the stated time in kSubmittedAtAnnotation. An error when the JSON is not an object with
 // metadata (the decoder, which runs after, gives the precise reasons for the rest).
-Result<std::string> submitted_object(const std::string& text, EventTime stated);
+Result<std::string> submitted_object(const std::string& text, wire::EventTime stated);
 
 }  // namespace gpuaas::core

@@ -110,7 +110,7 @@ json pod(const PodSpec& s) {
   return p;
 }
 
-EventTime at_s(int64_t s) { return from_unix_ms(s * 1000); }
+wire::EventTime at_s(int64_t s) { return wire::from_unix_ms(s * 1000); }
 
 int64_t gpus_requested(const ClusterModel& m, const std::string& node_name) {
   const auto& r = m.node_requested(node_name);
@@ -127,8 +127,8 @@ std::vector<std::string> names(const std::vector<const KubeObject*>& objs) {
 
 const std::string kJobKey = "ray.io/RayJob/team-a/job";
 
-ApplyOutcome apply_job(ClusterModel& m, ChangeType change, const std::string& uid,
-                       const std::string& rv, EventTime t, const std::string& label = "") {
+ApplyOutcome apply_job(ClusterModel& m, wire::ChangeType change, const std::string& uid,
+                       const std::string& rv, wire::EventTime t, const std::string& label = "") {
   json j = workload("ray.io/v1", "RayJob", "team-a", "job", uid, rv);
   if (!label.empty()) j["metadata"]["labels"] = {{"v", label}};
   return m.apply(change, decode(j), t);
@@ -179,15 +179,18 @@ TEST(ClusterModelTest, CompareResourceVersions) {
 
 TEST(ClusterModelTest, AddedThenModifiedWithHigherVersionUpdates) {
   ClusterModel m;
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1), "a"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1), "a"),
+            ApplyOutcome::kApplied);
   ASSERT_EQ(m.workloads().size(), 1u);
   EXPECT_EQ(job_label(m), "a");
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "11", at_s(2), "b"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "11", at_s(2), "b"),
+            ApplyOutcome::kApplied);
   EXPECT_EQ(m.workloads().size(), 1u);
   EXPECT_EQ(job_label(m), "b");
   EXPECT_EQ(m.workloads().at(kJobKey).meta.resource_version, "11");
   // ADDED is an upsert as well (level-triggered: a relist re-adds what exists).
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u1", "12", at_s(3), "c"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u1", "12", at_s(3), "c"),
+            ApplyOutcome::kApplied);
   EXPECT_EQ(job_label(m), "c");
   EXPECT_EQ(m.stats().objects_applied, 3u);
   EXPECT_EQ(m.stats().duplicates, 0u);
@@ -196,10 +199,10 @@ TEST(ClusterModelTest, AddedThenModifiedWithHigherVersionUpdates) {
 
 TEST(ClusterModelTest, SameVersionIsDuplicate) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1), "a");
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "10", at_s(2), "changed"),
+  apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1), "a");
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "10", at_s(2), "changed"),
             ApplyOutcome::kDuplicate);
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u1", "10", at_s(2), "changed"),
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(2), "changed"),
             ApplyOutcome::kDuplicate);
   EXPECT_EQ(job_label(m), "a");
   EXPECT_EQ(m.stats().duplicates, 2u);
@@ -208,28 +211,33 @@ TEST(ClusterModelTest, SameVersionIsDuplicate) {
 
 TEST(ClusterModelTest, LowerVersionIsStale) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1), "a");
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "9", at_s(2), "older"), ApplyOutcome::kStale);
+  apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1), "a");
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "9", at_s(2), "older"),
+            ApplyOutcome::kStale);
   EXPECT_EQ(job_label(m), "a");
   EXPECT_EQ(m.stats().stale, 1u);
 }
 
 TEST(ClusterModelTest, VersionsThatAreNotIntegersFollowStreamOrder) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "abc", at_s(1), "a");
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "abb", at_s(2), "b"), ApplyOutcome::kApplied);
+  apply_job(m, wire::ChangeType::kAdded, "u1", "abc", at_s(1), "a");
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "abb", at_s(2), "b"),
+            ApplyOutcome::kApplied);
   EXPECT_EQ(job_label(m), "b");
   // Hand-written objects have no resourceVersion at all.
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "", at_s(3), "c"), ApplyOutcome::kApplied);
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "", at_s(4), "d"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "", at_s(3), "c"),
+            ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "", at_s(4), "d"),
+            ApplyOutcome::kApplied);
   EXPECT_EQ(job_label(m), "d");
 }
 
 TEST(ClusterModelTest, RecreatedObjectWithNewUidReplaces) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1), "first");
+  apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1), "first");
   // A new uid is a new object under the same name; its version is not compared with the old one.
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u2", "5", at_s(2), "second"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u2", "5", at_s(2), "second"),
+            ApplyOutcome::kApplied);
   ASSERT_EQ(m.workloads().size(), 1u);
   EXPECT_EQ(m.workloads().at(kJobKey).meta.uid, "u2");
   EXPECT_EQ(job_label(m), "second");
@@ -237,43 +245,44 @@ TEST(ClusterModelTest, RecreatedObjectWithNewUidReplaces) {
 
 TEST(ClusterModelTest, DeletedRemovesAndTombstoneKeepsLateEventsOut) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1));
-  apply_job(m, ChangeType::kModified, "u1", "11", at_s(2));
-  EXPECT_EQ(apply_job(m, ChangeType::kDeleted, "u1", "12", at_s(3)), ApplyOutcome::kApplied);
+  apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1));
+  apply_job(m, wire::ChangeType::kModified, "u1", "11", at_s(2));
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kDeleted, "u1", "12", at_s(3)), ApplyOutcome::kApplied);
   EXPECT_TRUE(m.workloads().empty());
   // A late MODIFIED of the deleted object (older or equal version) must not resurrect it.
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "11", at_s(4)), ApplyOutcome::kStale);
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u1", "12", at_s(4)), ApplyOutcome::kStale);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "11", at_s(4)), ApplyOutcome::kStale);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u1", "12", at_s(4)), ApplyOutcome::kStale);
   EXPECT_TRUE(m.workloads().empty());
   // A real uid never comes back, whatever its resourceVersion says.
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "not-a-number", at_s(4)),
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "not-a-number", at_s(4)),
             ApplyOutcome::kStale);
   EXPECT_TRUE(m.workloads().empty());
   EXPECT_EQ(m.stats().stale, 3u);
   // The object created again under the same name has a new uid and is accepted.
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u2", "20", at_s(5), "again"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u2", "20", at_s(5), "again"),
+            ApplyOutcome::kApplied);
   ASSERT_EQ(m.workloads().size(), 1u);
   EXPECT_EQ(m.workloads().at(kJobKey).meta.uid, "u2");
 }
 
 TEST(ClusterModelTest, DeletedAlwaysWinsForTheSameUid) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1));
+  apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1));
   // Same version (the watch's DELETED carries the last version) and even an older one.
-  EXPECT_EQ(apply_job(m, ChangeType::kDeleted, "u1", "10", at_s(2)), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kDeleted, "u1", "10", at_s(2)), ApplyOutcome::kApplied);
   EXPECT_TRUE(m.workloads().empty());
-  apply_job(m, ChangeType::kAdded, "u3", "30", at_s(3));
-  EXPECT_EQ(apply_job(m, ChangeType::kDeleted, "u3", "29", at_s(4)), ApplyOutcome::kApplied);
+  apply_job(m, wire::ChangeType::kAdded, "u3", "30", at_s(3));
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kDeleted, "u3", "29", at_s(4)), ApplyOutcome::kApplied);
   EXPECT_TRUE(m.workloads().empty());
 }
 
 TEST(ClusterModelTest, DeletedOfUnknownObject) {
   ClusterModel m;
-  EXPECT_EQ(apply_job(m, ChangeType::kDeleted, "u1", "12", at_s(1)), ApplyOutcome::kUnknown);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kDeleted, "u1", "12", at_s(1)), ApplyOutcome::kUnknown);
   EXPECT_TRUE(m.workloads().empty());
   EXPECT_EQ(m.stats().objects_applied, 0u);
   // Its ADDED arriving after the DELETED is stale all the same.
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, "u1", "11", at_s(2)), ApplyOutcome::kStale);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, "u1", "11", at_s(2)), ApplyOutcome::kStale);
   EXPECT_TRUE(m.workloads().empty());
 }
 
@@ -282,19 +291,20 @@ TEST(ClusterModelTest, HandWrittenObjectCanBeAppliedAgainAfterDelete) {
   // time. Stream order decides, so the second apply recreates the object.
   const std::string uid = stable_uid("RayJob", "team-a", "job");
   ClusterModel m;
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, uid, "", at_s(1)), ApplyOutcome::kApplied);
-  EXPECT_EQ(apply_job(m, ChangeType::kDeleted, uid, "", at_s(2)), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, uid, "", at_s(1)), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kDeleted, uid, "", at_s(2)), ApplyOutcome::kApplied);
   EXPECT_TRUE(m.workloads().empty());
-  EXPECT_EQ(apply_job(m, ChangeType::kAdded, uid, "", at_s(3), "back"), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kAdded, uid, "", at_s(3), "back"),
+            ApplyOutcome::kApplied);
   ASSERT_EQ(m.workloads().size(), 1u);
   EXPECT_EQ(job_label(m), "back");
   // A delete of a hand-written object the model never had, then its apply.
-  EXPECT_EQ(m.apply(ChangeType::kDeleted,
+  EXPECT_EQ(m.apply(wire::ChangeType::kDeleted,
                     decode(workload("ray.io/v1", "RayJob", "team-a", "other",
                                     stable_uid("RayJob", "team-a", "other"), "")),
                     at_s(4)),
             ApplyOutcome::kUnknown);
-  EXPECT_EQ(m.apply(ChangeType::kAdded,
+  EXPECT_EQ(m.apply(wire::ChangeType::kAdded,
                     decode(workload("ray.io/v1", "RayJob", "team-a", "other",
                                     stable_uid("RayJob", "team-a", "other"), "")),
                     at_s(5)),
@@ -304,23 +314,23 @@ TEST(ClusterModelTest, HandWrittenObjectCanBeAppliedAgainAfterDelete) {
 
 TEST(ClusterModelTest, TombstonesExpire) {
   ClusterModel m;
-  apply_job(m, ChangeType::kAdded, "u1", "10", at_s(1));
-  apply_job(m, ChangeType::kDeleted, "u1", "11", at_s(2));
+  apply_job(m, wire::ChangeType::kAdded, "u1", "10", at_s(1));
+  apply_job(m, wire::ChangeType::kDeleted, "u1", "11", at_s(2));
   m.advance(at_s(2) + ClusterModel::kTombstoneRetention - seconds(1));
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "10", m.now()), ApplyOutcome::kStale);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "10", m.now()), ApplyOutcome::kStale);
   // Past the retention the tombstone is gone: a very late event is taken as it comes.
   m.advance(at_s(2) + ClusterModel::kTombstoneRetention + seconds(2));
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "10", m.now()), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "10", m.now()), ApplyOutcome::kApplied);
 }
 
 TEST(ClusterModelTest, KindsAreKeptApart) {
   ClusterModel m;
-  m.apply(ChangeType::kAdded, decode(node({.name = "n1", .product = "H100"})), at_s(1));
-  m.apply(ChangeType::kAdded, decode(pod({.name = "n1", .node = "n1"})), at_s(1));
-  m.apply(ChangeType::kAdded, decode(workload("batch/v1", "Job", "team-a", "n1", "j", "1")),
+  m.apply(wire::ChangeType::kAdded, decode(node({.name = "n1", .product = "H100"})), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "n1", .node = "n1"})), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(workload("batch/v1", "Job", "team-a", "n1", "j", "1")),
           at_s(1));
-  m.apply(ChangeType::kAdded, decode(workload("ray.io/v1", "RayJob", "team-a", "n1", "r", "1")),
-          at_s(1));
+  m.apply(wire::ChangeType::kAdded,
+          decode(workload("ray.io/v1", "RayJob", "team-a", "n1", "r", "1")), at_s(1));
   EXPECT_EQ(m.nodes().size(), 1u);
   EXPECT_EQ(m.nodes().count("n1"), 1u);  // nodes by name
   EXPECT_EQ(m.pods().size(), 1u);
@@ -335,32 +345,32 @@ TEST(ClusterModelTest, KindsAreKeptApart) {
 
 TEST(ClusterModelTest, BoundPodsAddToNodeRequested) {
   ClusterModel m;
-  m.apply(ChangeType::kAdded, decode(node({.name = "gpu-1", .product = "H100"})), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(node({.name = "gpu-1", .product = "H100"})), at_s(1));
   EXPECT_TRUE(m.node_requested("gpu-1").empty());
   EXPECT_TRUE(m.node_requested("nowhere").empty());
   // Pending and not yet bound: counts nowhere.
-  m.apply(ChangeType::kAdded,
+  m.apply(wire::ChangeType::kAdded,
           decode(pod({.name = "a", .gpus = "2", .phase = "Pending", .rv = "1"})), at_s(2));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 0);
   // Bound by the scheduler.
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "a", .node = "gpu-1", .gpus = "2", .phase = "Pending", .rv = "2"})),
           at_s(3));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 2000);
-  m.apply(ChangeType::kAdded,
+  m.apply(wire::ChangeType::kAdded,
           decode(pod({.name = "b", .node = "gpu-1", .gpus = "3", .cpu = "500m"})), at_s(4));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 5000);
   EXPECT_EQ(m.node_requested("gpu-1").find("cpu")->second, 2500);
   // Running is still holding; an update of the same pod is not counted twice.
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "a", .node = "gpu-1", .gpus = "2", .phase = "Running", .rv = "3"})),
           at_s(5));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 5000);
   // A duplicate or stale event changes nothing either.
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "a", .node = "gpu-1", .gpus = "2", .phase = "Running", .rv = "3"})),
           at_s(5));
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "a", .node = "gpu-1", .gpus = "2", .phase = "Pending", .rv = "2"})),
           at_s(5));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 5000);
@@ -368,31 +378,34 @@ TEST(ClusterModelTest, BoundPodsAddToNodeRequested) {
 
 TEST(ClusterModelTest, FinishedOrDeletedPodsRelease) {
   ClusterModel m;
-  m.apply(ChangeType::kAdded, decode(pod({.name = "a", .node = "gpu-1", .gpus = "2"})), at_s(1));
-  m.apply(ChangeType::kAdded, decode(pod({.name = "b", .node = "gpu-1", .gpus = "1"})), at_s(1));
-  m.apply(ChangeType::kAdded, decode(pod({.name = "c", .node = "gpu-1", .gpus = "4"})), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "a", .node = "gpu-1", .gpus = "2"})),
+          at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "b", .node = "gpu-1", .gpus = "1"})),
+          at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "c", .node = "gpu-1", .gpus = "4"})),
+          at_s(1));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 7000);
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "a", .node = "gpu-1", .gpus = "2", .phase = "Succeeded", .rv = "2"})),
           at_s(2));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 5000);
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "b", .node = "gpu-1", .gpus = "1", .phase = "Failed", .rv = "2"})),
           at_s(3));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 4000);
   // Terminating (deletionTimestamp set) still holds its GPUs, as the scheduler counts it.
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(pod({.name = "c", .node = "gpu-1", .gpus = "4", .rv = "2", .deleting = true})),
           at_s(4));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 4000);
   // Deleted: released.
-  m.apply(ChangeType::kDeleted,
+  m.apply(wire::ChangeType::kDeleted,
           decode(pod({.name = "c", .node = "gpu-1", .gpus = "4", .rv = "3", .deleting = true})),
           at_s(5));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 0);
   EXPECT_TRUE(m.node_requested("gpu-1").empty());
   // Deleting a finished pod does not release twice.
-  m.apply(ChangeType::kDeleted,
+  m.apply(wire::ChangeType::kDeleted,
           decode(pod({.name = "a", .node = "gpu-1", .gpus = "2", .phase = "Succeeded", .rv = "3"})),
           at_s(6));
   EXPECT_TRUE(m.node_requested("gpu-1").empty());
@@ -401,9 +414,10 @@ TEST(ClusterModelTest, FinishedOrDeletedPodsRelease) {
 
 TEST(ClusterModelTest, RecreatedPodMovesItsRequest) {
   ClusterModel m;
-  m.apply(ChangeType::kAdded, decode(pod({.name = "w-0", .node = "gpu-1", .gpus = "2"})), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "w-0", .node = "gpu-1", .gpus = "2"})),
+          at_s(1));
   // The controller replaced the pod (new uid) and it landed on another node.
-  m.apply(ChangeType::kAdded,
+  m.apply(wire::ChangeType::kAdded,
           decode(pod({.name = "w-0", .node = "gpu-2", .gpus = "2", .uid = "second"})), at_s(2));
   EXPECT_EQ(gpus_requested(m, "gpu-1"), 0);
   EXPECT_EQ(gpus_requested(m, "gpu-2"), 2000);
@@ -414,7 +428,9 @@ TEST(ClusterModelTest, RecreatedPodMovesItsRequest) {
 
 TEST(ClusterModelTest, GpuPoolsByProduct) {
   ClusterModel m;
-  auto add = [&](const NodeSpec& s) { m.apply(ChangeType::kAdded, decode(node(s)), at_s(1)); };
+  auto add = [&](const NodeSpec& s) {
+    m.apply(wire::ChangeType::kAdded, decode(node(s)), at_s(1));
+  };
   add({.name = "h100-a", .product = "NVIDIA-H100-80GB-HBM3"});
   add({.name = "h100-b", .product = "NVIDIA-H100-80GB-HBM3", .unschedulable = true});
   add({.name = "h100-c", .product = "NVIDIA-H100-80GB-HBM3", .ready = false});
@@ -422,10 +438,13 @@ TEST(ClusterModelTest, GpuPoolsByProduct) {
   add({.name = "cpu-only", .gpus = ""});
   add({.name = "zero", .product = "NVIDIA-L4", .gpus = "0"});
   add({.name = "unlabelled", .gpus = "2"});
-  m.apply(ChangeType::kAdded, decode(pod({.name = "p1", .node = "h100-a", .gpus = "4"})), at_s(2));
-  m.apply(ChangeType::kAdded, decode(pod({.name = "p2", .node = "h100-b", .gpus = "1"})), at_s(2));
-  m.apply(ChangeType::kAdded, decode(pod({.name = "p3", .node = "a100-a", .gpus = "1"})), at_s(2));
-  m.apply(ChangeType::kAdded,
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "p1", .node = "h100-a", .gpus = "4"})),
+          at_s(2));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "p2", .node = "h100-b", .gpus = "1"})),
+          at_s(2));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "p3", .node = "a100-a", .gpus = "1"})),
+          at_s(2));
+  m.apply(wire::ChangeType::kAdded,
           decode(pod({.name = "p4", .node = "a100-a", .gpus = "2", .phase = "Succeeded"})),
           at_s(2));
   auto pools = m.gpu_pools();
@@ -447,11 +466,12 @@ TEST(ClusterModelTest, GpuPoolsByProduct) {
   EXPECT_EQ(unknown.capacity_milli, 2'000);
 
   // The node comes back into service: its GPUs count again.
-  m.apply(ChangeType::kModified,
+  m.apply(wire::ChangeType::kModified,
           decode(node({.name = "h100-c", .product = "NVIDIA-H100-80GB-HBM3", .rv = "2"})), at_s(3));
   EXPECT_EQ(m.gpu_pools().at("NVIDIA-H100-80GB-HBM3").allocatable_milli, 16'000);
   // And a deleted node leaves its pool.
-  m.apply(ChangeType::kDeleted, decode(node({.name = "a100-a", .gpus = "4", .rv = "2"})), at_s(4));
+  m.apply(wire::ChangeType::kDeleted, decode(node({.name = "a100-a", .gpus = "4", .rv = "2"})),
+          at_s(4));
   EXPECT_EQ(m.gpu_pools().count("NVIDIA-A100-SXM4-80GB"), 0u);
 }
 
@@ -464,20 +484,20 @@ TEST(ClusterModelTest, PodsOfFollowsTheControllerChain) {
   json nb = workload("kubeflow.org/v1", "Notebook", "ds", "nb", "uid-nb", "1");
   json sts = workload("apps/v1", "StatefulSet", "ds", "nb", "uid-sts", "1");
   sts["metadata"]["ownerReferences"] = owner("kubeflow.org/v1", "Notebook", "nb");
-  m.apply(ChangeType::kAdded, decode(nb), at_s(1));
-  m.apply(ChangeType::kAdded, decode(sts), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(nb), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(sts), at_s(1));
   m.apply(
-      ChangeType::kAdded,
+      wire::ChangeType::kAdded,
       decode(pod({.ns = "ds", .name = "nb-0", .owners = owner("apps/v1", "StatefulSet", "nb")})),
       at_s(1));
   // Same names in another namespace belong to another notebook.
   m.apply(
-      ChangeType::kAdded,
+      wire::ChangeType::kAdded,
       decode(pod({.ns = "other", .name = "nb-0", .owners = owner("apps/v1", "StatefulSet", "nb")})),
       at_s(1));
   // A pod without a controller, and one owned by another StatefulSet not in the model.
-  m.apply(ChangeType::kAdded, decode(pod({.ns = "ds", .name = "loose"})), at_s(1));
-  m.apply(ChangeType::kAdded,
+  m.apply(wire::ChangeType::kAdded, decode(pod({.ns = "ds", .name = "loose"})), at_s(1));
+  m.apply(wire::ChangeType::kAdded,
           decode(pod({.ns = "ds", .name = "x-0", .owners = owner("apps/v1", "StatefulSet", "x")})),
           at_s(1));
 
@@ -497,7 +517,7 @@ TEST(ClusterModelTest, PodsOfFollowsTheControllerChain) {
   EXPECT_TRUE(m.pods_of(other_group).empty());
 
   // Without the intermediate object in the model the chain breaks.
-  m.apply(ChangeType::kDeleted, decode(sts), at_s(2));
+  m.apply(wire::ChangeType::kDeleted, decode(sts), at_s(2));
   EXPECT_TRUE(m.pods_of(notebook).empty());
   // The direct owner is still found from the pod's own reference.
   ObjectMeta sts_meta;
@@ -514,10 +534,10 @@ TEST(ClusterModelTest, PodsOfThroughSeveralLevels) {
   json job = workload("ray.io/v1", "RayJob", "team-a", "rj", "uid-rj", "1");
   json cluster = workload("ray.io/v1", "RayCluster", "team-a", "rj-raycluster", "uid-rc", "1");
   cluster["metadata"]["ownerReferences"] = owner("ray.io/v1", "RayJob", "rj");
-  m.apply(ChangeType::kAdded, decode(job), at_s(1));
-  m.apply(ChangeType::kAdded, decode(cluster), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(job), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(cluster), at_s(1));
   for (const char* p : {"rj-head", "rj-worker-0", "rj-worker-1"}) {
-    m.apply(ChangeType::kAdded,
+    m.apply(wire::ChangeType::kAdded,
             decode(pod({.name = p, .owners = owner("ray.io/v1", "RayCluster", "rj-raycluster")})),
             at_s(1));
   }
@@ -532,9 +552,9 @@ TEST(ClusterModelTest, PodsOfStopsOnOwnershipCycles) {
   json b = workload("example.com/v1", "Thing", "ns", "b", "uid-b", "1");
   a["metadata"]["ownerReferences"] = owner("example.com/v1", "Thing", "b");
   b["metadata"]["ownerReferences"] = owner("example.com/v1", "Thing", "a");
-  m.apply(ChangeType::kAdded, decode(a), at_s(1));
-  m.apply(ChangeType::kAdded, decode(b), at_s(1));
-  m.apply(ChangeType::kAdded,
+  m.apply(wire::ChangeType::kAdded, decode(a), at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(b), at_s(1));
+  m.apply(wire::ChangeType::kAdded,
           decode(pod({.ns = "ns", .name = "p", .owners = owner("example.com/v1", "Thing", "a")})),
           at_s(1));
   ObjectMeta c;
@@ -552,11 +572,11 @@ TEST(ClusterModelTest, PodsOfStopsOnOwnershipCycles) {
 
 TEST(ClusterModelTest, ClockNeverMovesBack) {
   ClusterModel m;
-  EXPECT_EQ(m.now(), EventTime{});
-  apply_job(m, ChangeType::kAdded, "u1", "1", at_s(100));
+  EXPECT_EQ(m.now(), wire::EventTime{});
+  apply_job(m, wire::ChangeType::kAdded, "u1", "1", at_s(100));
   EXPECT_EQ(m.now(), at_s(100));
   // An event stamped earlier is still applied, but the clock stays.
-  EXPECT_EQ(apply_job(m, ChangeType::kModified, "u1", "2", at_s(50)), ApplyOutcome::kApplied);
+  EXPECT_EQ(apply_job(m, wire::ChangeType::kModified, "u1", "2", at_s(50)), ApplyOutcome::kApplied);
   EXPECT_EQ(m.now(), at_s(100));
   m.advance(at_s(40));
   EXPECT_EQ(m.now(), at_s(100));
@@ -583,7 +603,7 @@ TEST(ClusterModelTest, MetricSeriesExpireAfterRetention) {
   m.advance(at_s(1000) + ClusterModel::kSeriesRetention);
   EXPECT_EQ(m.metrics().series_count(), 2u);
   // Past it (event time, from any event): the first one goes.
-  apply_job(m, ChangeType::kAdded, "u1", "1",
+  apply_job(m, wire::ChangeType::kAdded, "u1", "1",
             at_s(1000) + ClusterModel::kSeriesRetention + seconds(1));
   EXPECT_EQ(m.metrics().series_count(), 1u);
   EXPECT_TRUE(m.metrics().for_pod("a", "p").empty());
@@ -626,30 +646,30 @@ TEST(ClusterModelTest, InterpreterViewFollowsTheObject) {
   ClusterModel model;
   WidgetInterpreter widgets;
   model.set_interpreter(&widgets);
-  EventTime t{std::chrono::seconds(100)};
+  wire::EventTime t{std::chrono::seconds(100)};
   auto key = [](const KubeObject& o) { return ClusterModel::key_of(o.meta); };
 
   KubeObject w1 = decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "1"));
   std::string k = key(w1);
-  model.apply(ChangeType::kAdded, std::move(w1), t);
+  model.apply(wire::ChangeType::kAdded, std::move(w1), t);
   ASSERT_NE(model.view_of(k), nullptr);
   EXPECT_EQ(model.view_of(k)->demand->pod_sets(0).count(), 1);
 
-  model.apply(ChangeType::kModified,
+  model.apply(wire::ChangeType::kModified,
               decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "2")), t);
   EXPECT_EQ(model.view_of(k)->demand->pod_sets(0).count(), 3);
   // A duplicate is not interpreted again.
   int calls = widgets.calls;
-  model.apply(ChangeType::kModified,
+  model.apply(wire::ChangeType::kModified,
               decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "2")), t);
   EXPECT_EQ(widgets.calls, calls);
 
   KubeObject other = decode(workload("example.com/v1", "Gadget", "ns", "g", "u2", "1"));
   std::string ko = key(other);
-  model.apply(ChangeType::kAdded, std::move(other), t);
+  model.apply(wire::ChangeType::kAdded, std::move(other), t);
   EXPECT_EQ(model.view_of(ko), nullptr);
 
-  model.apply(ChangeType::kDeleted,
+  model.apply(wire::ChangeType::kDeleted,
               decode(workload("example.com/v1", "Widget", "ns", "w", "u1", "3")), t);
   EXPECT_EQ(model.view_of(k), nullptr);
 }

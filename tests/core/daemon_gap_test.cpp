@@ -6,7 +6,7 @@
 
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 #include "nats_fixture.hpp"
 
 namespace gpuaas::core {
@@ -26,11 +26,12 @@ TEST_F(DaemonGap, EventsThatArriveAfterLaterOnesAreReadFromTheStreamInOrder) {
   bus::Subjects s("gap");
   for (int i = 0; i < 20; ++i) {
     std::string name = "n" + std::to_string(i);
-    auto ev = make_object_event(
-        ChangeType::kAdded,
+    auto ev = wire::make_object_event(
+        wire::ChangeType::kAdded,
         R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"("}})", "ev-" + name,
-        "test", EventTime(std::chrono::seconds(100 + i)));
-    ASSERT_TRUE((*b)->publish_stored(encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
+        "test", wire::EventTime(std::chrono::seconds(100 + i)));
+    ASSERT_TRUE(
+        (*b)->publish_stored(wire::encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
   }
   auto first = d.step(std::chrono::seconds(2));
   ASSERT_TRUE(first.is_ok());

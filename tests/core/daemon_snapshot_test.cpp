@@ -10,9 +10,9 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 #include "nats_fixture.hpp"
 
 namespace gpuaas::core {
@@ -47,14 +47,14 @@ class DaemonSnapshot : public testing::NatsServerTest {
     for (int i = from; i < to; ++i) {
       v1::Event ev;
       std::string subject;
-      const EventTime at(std::chrono::seconds(1000 + i));
+      const wire::EventTime at(std::chrono::seconds(1000 + i));
       if (i == 0) {
-        ev = make_object_event(ChangeType::kAdded, kPolicy, "ev-0", "test", at);
+        ev = wire::make_object_event(wire::ChangeType::kAdded, kPolicy, "ev-0", "test", at);
         subject = s.events("", kPolicySetKind);
       } else if (i % 3 == 1) {
         std::string name = "n" + std::to_string(i % 4);
-        ev = make_object_event(
-            ChangeType::kModified,
+        ev = wire::make_object_event(
+            wire::ChangeType::kModified,
             R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
                 R"(","resourceVersion":")" + std::to_string(i) +
                 R"(","labels":{"nvidia.com/gpu.product":"H100"}},"status":{"capacity":)"
@@ -64,8 +64,8 @@ class DaemonSnapshot : public testing::NatsServerTest {
         subject = s.events("", "Node");
       } else {
         std::string name = "p" + std::to_string(i % 7);
-        ev = make_object_event(
-            i % 11 == 0 ? ChangeType::kDeleted : ChangeType::kModified,
+        ev = wire::make_object_event(
+            i % 11 == 0 ? wire::ChangeType::kDeleted : wire::ChangeType::kModified,
             R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
                 R"(","namespace":"team-a","resourceVersion":")" + std::to_string(i) +
                 R"("},"spec":{"nodeName":"n)" + std::to_string(i % 4) +
@@ -74,7 +74,7 @@ class DaemonSnapshot : public testing::NatsServerTest {
             "ev-" + std::to_string(i), "test", at);
         subject = s.events("team-a", "Pod");
       }
-      ASSERT_TRUE(bus_->publish_stored(encode_event(ev, subject), ev.id()).is_ok());
+      ASSERT_TRUE(bus_->publish_stored(wire::encode_event(ev, subject), ev.id()).is_ok());
     }
   }
   static void step_to(Daemon& d, uint64_t seq) {

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuaas/bus/memory_bus.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -32,10 +32,10 @@ std::string node_json(const std::string& name, int rv) {
 
 void publish_node(bus::Bus& b, const std::string& name, int rv, int64_t second) {
   bus::Subjects s;
-  auto ev = make_object_event(ChangeType::kModified, node_json(name, rv),
-                              "ev-" + name + "-" + std::to_string(rv), "test",
-                              EventTime(std::chrono::seconds(second)));
-  ASSERT_TRUE(b.publish_stored(encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
+  auto ev = wire::make_object_event(wire::ChangeType::kModified, node_json(name, rv),
+                                    "ev-" + name + "-" + std::to_string(rv), "test",
+                                    wire::EventTime(std::chrono::seconds(second)));
+  ASSERT_TRUE(b.publish_stored(wire::encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
 }
 
 void drain(Daemon& d) {
@@ -78,11 +78,12 @@ TEST(Daemon, AnAnswerTooLargeToSendBecomesAnError) {
   const std::string big(3000, 'x');
   for (int i = 0; i < 400; ++i) {
     std::string name = "node-" + std::to_string(i);
-    auto ev = make_object_event(ChangeType::kAdded,
-                                R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
-                                    R"(","labels":{"note":")" + big + R"("}}})",
-                                "ev-" + name, "test", EventTime(std::chrono::seconds(100 + i)));
-    ASSERT_TRUE(b->publish_stored(encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
+    auto ev = wire::make_object_event(wire::ChangeType::kAdded,
+                                      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" +
+                                          name + R"(","labels":{"note":")" + big + R"("}}})",
+                                      "ev-" + name, "test",
+                                      wire::EventTime(std::chrono::seconds(100 + i)));
+    ASSERT_TRUE(b->publish_stored(wire::encode_event(ev, s.events("", "Node")), ev.id()).is_ok());
   }
   drain(d);
   ASSERT_GT(d.state_json().size(), 1024u * 1024u);

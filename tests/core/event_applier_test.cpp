@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 using namespace std::literals;
 
-const EventTime kT0 = from_unix_ms(1'795'968'203'000);
+const wire::EventTime kT0 = wire::from_unix_ms(1'795'968'203'000);
 
 std::string pod_json(const std::string& ns, const std::string& name, const std::string& uid = "",
                      const std::string& node = "") {
@@ -46,8 +46,8 @@ std::string node_json(const std::string& name) {
       .dump();
 }
 
-v1::Event tick_event(const std::string& id, EventTime t) {
-  auto ev = make_event(id, "gpuaasd", t);
+v1::Event tick_event(const std::string& id, wire::EventTime t) {
+  auto ev = wire::make_event(id, "gpuaasd", t);
   ev.mutable_queue()->mutable_tick()->set_sequence(1);
   return ev;
 }
@@ -59,8 +59,9 @@ struct Sample {
   int64_t timestamp_ms = 0;
 };
 
-v1::Event metrics_event(const std::string& id, EventTime t, const std::vector<Sample>& samples) {
-  auto ev = make_event(id, "bridge", t);
+v1::Event metrics_event(const std::string& id, wire::EventTime t,
+                        const std::vector<Sample>& samples) {
+  auto ev = wire::make_event(id, "bridge", t);
   for (const auto& s : samples) {
     auto* out = ev.mutable_metrics()->add_samples();
     out->set_name(s.name);
@@ -92,7 +93,7 @@ class EventApplierTest : public ::testing::Test {
   QuietLog quiet_;
   // Encodes the event as a publisher would and delivers it as the intake does.
   bool deliver(const v1::Event& ev, const std::string& subject, uint64_t seq = 1) {
-    bus::Message m = encode_event(ev, subject);
+    bus::Message m = wire::encode_event(ev, subject);
     return deliver_raw(m.subject, m.data, m.header("content-type"), seq);
   }
   bool deliver_raw(std::string_view subject, std::string_view data,
@@ -105,9 +106,9 @@ class EventApplierTest : public ::testing::Test {
     Delivery del{s, d, ct ? std::optional<std::string_view>(*ct) : std::nullopt, seq};
     return applier_.apply(del, model_);
   }
-  bool deliver_object(ChangeType change, const std::string& object, const std::string& subject,
-                      uint64_t seq = 1, EventTime t = kT0) {
-    return deliver(make_object_event(change, object, "ev-" + std::to_string(seq), "test", t),
+  bool deliver_object(wire::ChangeType change, const std::string& object,
+                      const std::string& subject, uint64_t seq = 1, wire::EventTime t = kT0) {
+    return deliver(wire::make_object_event(change, object, "ev-" + std::to_string(seq), "test", t),
                    subject, seq);
   }
 
@@ -118,9 +119,10 @@ class EventApplierTest : public ::testing::Test {
     v1::DeadLetter dl;
     if (dls.empty()) return dl;
     EXPECT_TRUE(dl.ParseFromString(dls[0].first.data)) << "dead letter does not decode";
-    EXPECT_EQ(dls[0].first.header("ce-type"), std::optional<std::string_view>(kTypeDeadLetter));
+    EXPECT_EQ(dls[0].first.header("ce-type"),
+              std::optional<std::string_view>(wire::kTypeDeadLetter));
     EXPECT_EQ(dls[0].first.header("content-type"),
-              std::optional<std::string_view>(kContentTypeProtobuf));
+              std::optional<std::string_view>(wire::kContentTypeProtobuf));
     if (subject != nullptr) *subject = dls[0].first.subject;
     if (seq != nullptr) *seq = dls[0].second;
     return dl;
@@ -135,7 +137,7 @@ class EventApplierTest : public ::testing::Test {
 // Objects
 
 TEST_F(EventApplierTest, ObjectOnItsSubjectApplies) {
-  ASSERT_TRUE(deliver_object(ChangeType::kAdded, pod_json("default", "p", "u-1", "gpu-1"),
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, pod_json("default", "p", "u-1", "gpu-1"),
                              "gpuaas.v1.events.default.Pod"));
   EXPECT_TRUE(applier_.take_deadletters().empty());
   ASSERT_EQ(model_.pods().size(), 1u);
@@ -146,12 +148,12 @@ TEST_F(EventApplierTest, ObjectOnItsSubjectApplies) {
   EXPECT_EQ(model_.stats().objects_applied, 1u);
 
   // Cluster-scoped objects travel on the "_cluster" namespace token.
-  ASSERT_TRUE(
-      deliver_object(ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Node"), 2));
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, node_json("gpu-1"),
+                             subjects_.events("", "Node"), 2));
   EXPECT_EQ(model_.nodes().count("gpu-1"), 1u);
 
   // DELETED goes through the same way.
-  ASSERT_TRUE(deliver_object(ChangeType::kDeleted, pod_json("default", "p", "u-1", "gpu-1"),
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kDeleted, pod_json("default", "p", "u-1", "gpu-1"),
                              "gpuaas.v1.events.default.Pod", 3));
   EXPECT_TRUE(model_.pods().empty());
   EXPECT_TRUE(model_.node_requested("gpu-1").empty());
@@ -161,8 +163,8 @@ TEST_F(EventApplierTest, ObjectOnItsSubjectApplies) {
 // events.<namespace>.ActionResult: counted by outcome, the clock advanced, nothing dead-lettered;
 // on any other subject it is refused.
 TEST_F(EventApplierTest, ActionResultsAreCountedByOutcome) {
-  auto result = [](const std::string& id, v1::ActionResult::Outcome o, EventTime t) {
-    auto ev = make_event(id, "gpuaas-bridge/test", t);
+  auto result = [](const std::string& id, v1::ActionResult::Outcome o, wire::EventTime t) {
+    auto ev = wire::make_event(id, "gpuaas-bridge/test", t);
     auto* r = ev.mutable_queue()->mutable_action_result();
     r->mutable_target()->set_kind("RayJob");
     r->mutable_target()->set_namespace_("team-a");
@@ -192,7 +194,8 @@ TEST_F(EventApplierTest, ActionResultsAreCountedByOutcome) {
 }
 
 TEST_F(EventApplierTest, JsonMappedEventApplies) {
-  auto ev = make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "ev-j", "script", kT0);
+  auto ev = wire::make_object_event(wire::ChangeType::kAdded, pod_json("team-a", "p"), "ev-j",
+                                    "script", kT0);
   std::string text;
   ASSERT_TRUE(google::protobuf::util::MessageToJsonString(ev, &text).ok());
   ASSERT_TRUE(deliver_raw("gpuaas.v1.events.team-a.Pod", text, "application/json"sv));
@@ -201,29 +204,30 @@ TEST_F(EventApplierTest, JsonMappedEventApplies) {
 }
 
 TEST_F(EventApplierTest, MissingUidIsFilledWithStableUid) {
-  ASSERT_TRUE(
-      deliver_object(ChangeType::kAdded, pod_json("default", "p"), "gpuaas.v1.events.default.Pod"));
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, pod_json("default", "p"),
+                             "gpuaas.v1.events.default.Pod"));
   EXPECT_EQ(model_.pods().at("/Pod/default/p").meta.uid, stable_uid("Pod", "default", "p"));
-  ASSERT_TRUE(deliver_object(ChangeType::kAdded, node_json("n"), subjects_.events("", "Node")));
+  ASSERT_TRUE(
+      deliver_object(wire::ChangeType::kAdded, node_json("n"), subjects_.events("", "Node")));
   EXPECT_EQ(model_.nodes().at("n").meta.uid, "uid-n");  // one that is given is kept
 }
 
 TEST_F(EventApplierTest, HandWrittenObjectAppliedDeletedAndAppliedAgain) {
   // gpuaasctl apply, delete, apply: without uid and resourceVersion the object comes back.
   const std::string subject = "gpuaas.v1.events.default.Pod";
-  ASSERT_TRUE(deliver_object(ChangeType::kAdded, pod_json("default", "p"), subject, 1));
-  ASSERT_TRUE(deliver_object(ChangeType::kDeleted, pod_json("default", "p"), subject, 2,
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, pod_json("default", "p"), subject, 1));
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kDeleted, pod_json("default", "p"), subject, 2,
                              kT0 + std::chrono::seconds(1)));
   EXPECT_TRUE(model_.pods().empty());
-  ASSERT_TRUE(deliver_object(ChangeType::kAdded, pod_json("default", "p"), subject, 3,
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, pod_json("default", "p"), subject, 3,
                              kT0 + std::chrono::seconds(2)));
   EXPECT_EQ(model_.pods().size(), 1u);
 }
 
 TEST_F(EventApplierTest, WrongNamespaceOnSubjectIsDeadLettered) {
   std::string object = pod_json("team-a", "p", "u-1");
-  auto ev = make_object_event(ChangeType::kAdded, object, "ev-9", "test", kT0);
-  bus::Message m = encode_event(ev, "gpuaas.v1.events.default.Pod");
+  auto ev = wire::make_object_event(wire::ChangeType::kAdded, object, "ev-9", "test", kT0);
+  bus::Message m = wire::encode_event(ev, "gpuaas.v1.events.default.Pod");
   EXPECT_FALSE(deliver_raw(m.subject, m.data, m.header("content-type"), 77));
   EXPECT_TRUE(model_.pods().empty());
 
@@ -244,7 +248,8 @@ TEST_F(EventApplierTest, WrongNamespaceOnSubjectIsDeadLettered) {
 }
 
 TEST_F(EventApplierTest, WrongKindOrScopeOnSubjectIsDeadLettered) {
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Pod")));
+  EXPECT_FALSE(
+      deliver_object(wire::ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Pod")));
   std::string dl_subject;
   v1::DeadLetter dl = only_deadletter(&dl_subject);
   EXPECT_EQ(dl_subject, "gpuaas.v1.deadletter._cluster");
@@ -252,11 +257,11 @@ TEST_F(EventApplierTest, WrongKindOrScopeOnSubjectIsDeadLettered) {
             "object Node gpu-1 does not belong on this subject (namespace \"_cluster\", kind "
             "\"Pod\")");
   // A cluster-scoped object on a namespaced subject.
-  EXPECT_FALSE(
-      deliver_object(ChangeType::kAdded, node_json("gpu-1"), "gpuaas.v1.events.default.Node"));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, node_json("gpu-1"),
+                              "gpuaas.v1.events.default.Node"));
   EXPECT_NE(only_deadletter().reason().find("namespace \"default\""), std::string::npos);
   // A namespaced object on the cluster subject.
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("default", "p"),
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, pod_json("default", "p"),
                               "gpuaas.v1.events._cluster.Pod"));
   EXPECT_EQ(only_deadletter().reason(),
             "object Pod default/p does not belong on this subject (namespace \"_cluster\", kind "
@@ -266,14 +271,16 @@ TEST_F(EventApplierTest, WrongKindOrScopeOnSubjectIsDeadLettered) {
 }
 
 TEST_F(EventApplierTest, BadObjectsAreDeadLettered) {
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, R"({"apiVersion":"v1","kind":"Pod",
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, R"({"apiVersion":"v1","kind":"Pod",
       "metadata":{"namespace":"default"}})",
                               "gpuaas.v1.events.default.Pod"));
   EXPECT_EQ(only_deadletter().reason(), "metadata.name: missing");
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, "not json", "gpuaas.v1.events.default.Pod"));
+  EXPECT_FALSE(
+      deliver_object(wire::ChangeType::kAdded, "not json", "gpuaas.v1.events.default.Pod"));
   EXPECT_EQ(only_deadletter().reason().rfind("object is not valid JSON", 0), 0u);
   // An object event without its type.
-  auto ev = make_object_event(ChangeType::kAdded, pod_json("default", "p"), "e", "t", kT0);
+  auto ev =
+      wire::make_object_event(wire::ChangeType::kAdded, pod_json("default", "p"), "e", "t", kT0);
   ev.mutable_object()->set_type(v1::ObjectEvent::TYPE_UNSPECIFIED);
   EXPECT_FALSE(deliver(ev, "gpuaas.v1.events.default.Pod"));
   EXPECT_EQ(only_deadletter().reason(), "object event type: missing");
@@ -329,11 +336,12 @@ TEST_F(EventApplierTest, DeadLetterTimeIsTheModelClock) {
   v1::DeadLetter dl = only_deadletter();
   v1::Event holder;
   *holder.mutable_time() = dl.time();
-  EXPECT_EQ(event_time_of(holder), kT0 + std::chrono::seconds(30));
+  EXPECT_EQ(wire::event_time_of(holder), kT0 + std::chrono::seconds(30));
 }
 
 TEST_F(EventApplierTest, NonInputSubjectsAreRejected) {
-  auto ev = make_object_event(ChangeType::kAdded, pod_json("default", "p"), "e", "t", kT0);
+  auto ev =
+      wire::make_object_event(wire::ChangeType::kAdded, pod_json("default", "p"), "e", "t", kT0);
   for (const std::string& subject :
        {subjects_.actions("default", "Pod"), subjects_.status("default", "Pod"),
         subjects_.deadletter("default"), subjects_.api("state"), "other.v1.events.default.Pod"s,
@@ -360,7 +368,7 @@ TEST_F(EventApplierTest, MetricsBatchRecordsSamples) {
                      {"DCGM_FI_DEV_FB_USED",
                       {{"gpu", "0"}, {"Hostname", "gpu-1"}, {"namespace", "team-a"}, {"pod", "p"}},
                       1024,
-                      to_unix_ms(kT0) - 5000}});
+                      wire::to_unix_ms(kT0) - 5000}});
   ASSERT_TRUE(deliver(ev, "gpuaas.v1.metrics.team-a"));
   EXPECT_TRUE(applier_.take_deadletters().empty());
   EXPECT_EQ(model_.stats().samples_recorded, 2u);
@@ -394,7 +402,7 @@ TEST_F(EventApplierTest, MetricsBatchWithABadNameIsRejectedWhole) {
   // Nothing of any batch was recorded, and the clock did not move.
   EXPECT_EQ(model_.stats().samples_recorded, 0u);
   EXPECT_EQ(model_.metrics().series_count(), 0u);
-  EXPECT_EQ(model_.now(), EventTime{});
+  EXPECT_EQ(model_.now(), wire::EventTime{});
 }
 
 TEST_F(EventApplierTest, TickAdvancesTheClock) {
@@ -408,10 +416,11 @@ TEST_F(EventApplierTest, TickAdvancesTheClock) {
 }
 
 TEST_F(EventApplierTest, PayloadOnTheWrongKindOfSubject) {
-  EXPECT_FALSE(
-      deliver_object(ChangeType::kAdded, pod_json("team-a", "p"), "gpuaas.v1.metrics.team-a"));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, pod_json("team-a", "p"),
+                              "gpuaas.v1.metrics.team-a"));
   EXPECT_EQ(only_deadletter().reason(), "an object event on a non-object subject");
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("team-a", "p"), "gpuaas.v1.ticks"));
+  EXPECT_FALSE(
+      deliver_object(wire::ChangeType::kAdded, pod_json("team-a", "p"), "gpuaas.v1.ticks"));
   EXPECT_EQ(only_deadletter().reason(), "an object event on a non-object subject");
   EXPECT_FALSE(deliver(metrics_event("m", kT0, {{"up", {}, 1}}), "gpuaas.v1.events.a.Pod"));
   EXPECT_EQ(only_deadletter().reason(), "metric samples on a non-metrics subject");
@@ -419,13 +428,13 @@ TEST_F(EventApplierTest, PayloadOnTheWrongKindOfSubject) {
   EXPECT_EQ(only_deadletter().reason(),
             "queue events other than ticks and action results are daemon output, not input");
   // Queue status is daemon output even on the ticks subject.
-  auto status = make_event("s", "gpuaasd", kT0);
+  auto status = wire::make_event("s", "gpuaasd", kT0);
   status.mutable_queue()->mutable_workload_status()->set_state("Pending");
   EXPECT_FALSE(deliver(status, "gpuaas.v1.ticks"));
   EXPECT_EQ(only_deadletter().reason(),
             "queue events other than ticks and action results are daemon output, not input");
   EXPECT_TRUE(model_.pods().empty());
-  EXPECT_EQ(model_.now(), EventTime{});
+  EXPECT_EQ(model_.now(), wire::EventTime{});
 }
 
 TEST_F(EventApplierTest, DeadLettersAccumulateUntilTaken) {
@@ -479,8 +488,8 @@ TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheC
   JobsOnly plugins;
   model_.set_interpreter(&plugins);
   ASSERT_TRUE(deliver(tick_event("t", kT0), subjects_.ticks()));
-  const EventTime later = kT0 + std::chrono::hours(24 * 365 * 10);
-  ASSERT_TRUE(deliver_object(ChangeType::kAdded, job_json("team-a", "train"),
+  const wire::EventTime later = kT0 + std::chrono::hours(24 * 365 * 10);
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, job_json("team-a", "train"),
                              subjects_.submissions("team-a", "Job"), 2, later));
   EXPECT_EQ(model_.now(), kT0);
   const KubeObject* job = job_in(model_, "team-a", "train");
@@ -488,12 +497,13 @@ TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheC
   EXPECT_EQ(job->meta.uid, stable_uid("Job", "team-a", "train"));
   EXPECT_EQ(job->meta.resource_version, "");
   EXPECT_FALSE(job->meta.controller);
-  EXPECT_EQ(job->meta.annotations.find("gpuaas.io/submitted-at")->second, format_rfc3339(later));
+  EXPECT_EQ(job->meta.annotations.find("gpuaas.io/submitted-at")->second,
+            wire::format_rfc3339(later));
   json stored = json::parse(job->json);
   EXPECT_FALSE(stored.contains("status"));
   EXPECT_FALSE(stored["metadata"].contains("creationTimestamp"));
   // Withdrawn by the same namespace.
-  ASSERT_TRUE(deliver_object(ChangeType::kDeleted, job_json("team-a", "train"),
+  ASSERT_TRUE(deliver_object(wire::ChangeType::kDeleted, job_json("team-a", "train"),
                              subjects_.submissions("team-a", "Job"), 3));
   EXPECT_EQ(job_in(model_, "team-a", "train"), nullptr);
   EXPECT_TRUE(applier_.take_deadletters().empty());
@@ -506,21 +516,21 @@ TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
   json ray = json::parse(job_json("team-a", "r"));
   ray["apiVersion"] = "ray.io/v1";
   ray["kind"] = "RayJob";
-  EXPECT_FALSE(
-      deliver_object(ChangeType::kAdded, ray.dump(), subjects_.submissions("team-a", "RayJob")));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, ray.dump(),
+                              subjects_.submissions("team-a", "RayJob")));
   EXPECT_NE(only_deadletter().reason().find("no plugin handles ray.io/v1 RayJob"),
             std::string::npos);
   // Core objects: Pods (with their nodeName), Nodes, ConfigMaps.
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_json("team-a", "p", "", "gpu-1"),
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, pod_json("team-a", "p", "", "gpu-1"),
                               subjects_.submissions("team-a", "Pod")));
   EXPECT_NE(only_deadletter().reason().find("observed from the cluster"), std::string::npos);
   json node = json::parse(node_json("gpu-9"));
   node["metadata"]["namespace"] = "team-a";
-  EXPECT_FALSE(
-      deliver_object(ChangeType::kAdded, node.dump(), subjects_.submissions("team-a", "Node")));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, node.dump(),
+                              subjects_.submissions("team-a", "Node")));
   EXPECT_NE(only_deadletter().reason().find("cluster-scoped"), std::string::npos);
   // Another namespace's object on its subject.
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, job_json("team-b", "x"),
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, job_json("team-b", "x"),
                               subjects_.submissions("team-a", "Job")));
   EXPECT_NE(only_deadletter().reason().find("does not belong"), std::string::npos);
   // Samples, ticks and action results are observed, not submitted.
@@ -532,8 +542,8 @@ TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
   // An object the bridge reported (it has a resourceVersion) is changed in the cluster.
   json observed = json::parse(job_json("team-a", "seen"));
   ASSERT_TRUE(
-      deliver_object(ChangeType::kAdded, observed.dump(), subjects_.events("team-a", "Job")));
-  EXPECT_FALSE(deliver_object(ChangeType::kDeleted, job_json("team-a", "seen"),
+      deliver_object(wire::ChangeType::kAdded, observed.dump(), subjects_.events("team-a", "Job")));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kDeleted, job_json("team-a", "seen"),
                               subjects_.submissions("team-a", "Job")));
   EXPECT_NE(only_deadletter().reason().find("the cluster reported this object"), std::string::npos);
   EXPECT_NE(job_in(model_, "team-a", "seen"), nullptr);
@@ -541,13 +551,13 @@ TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
   json by_hand = json::parse(job_json("team-a", "by-hand"));
   by_hand["metadata"].erase("resourceVersion");
   ASSERT_TRUE(
-      deliver_object(ChangeType::kAdded, by_hand.dump(), subjects_.events("team-a", "Job")));
-  EXPECT_FALSE(deliver_object(ChangeType::kModified, job_json("team-a", "by-hand"),
+      deliver_object(wire::ChangeType::kAdded, by_hand.dump(), subjects_.events("team-a", "Job")));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kModified, job_json("team-a", "by-hand"),
                               subjects_.submissions("team-a", "Job")));
   EXPECT_NE(only_deadletter().reason().find("the cluster reported this object"), std::string::npos);
   // Without plugins nothing can be submitted.
   model_.set_interpreter(nullptr);
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, job_json("team-a", "x2"),
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, job_json("team-a", "x2"),
                               subjects_.submissions("team-a", "Job")));
   EXPECT_NE(only_deadletter().reason().find("without plugins"), std::string::npos);
   // An object nested deeper than the decoder takes is refused before anything else parses it.
@@ -556,7 +566,8 @@ TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
   std::string deep = R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"deep",)"
                      R"("namespace":"team-a"},"spec":)";
   deep += std::string(200000, '[') + std::string(200000, ']') + "}";
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, deep, subjects_.submissions("team-a", "Job")));
+  EXPECT_FALSE(
+      deliver_object(wire::ChangeType::kAdded, deep, subjects_.submissions("team-a", "Job")));
   EXPECT_NE(only_deadletter().reason().find("not valid JSON"), std::string::npos);
   EXPECT_EQ(job_in(model_, "team-a", "deep"), nullptr);
   EXPECT_TRUE(model_.pods().empty());
@@ -569,11 +580,13 @@ TEST_F(EventApplierTest, ClusterScopedKindsOnlyOnTheClustersSubject) {
         {"apiVersion", std::string(kind) == "ClusterQueue" ? "kueue.x-k8s.io/v1beta1" : "v1"},
         {"kind", kind},
         {"metadata", {{"name", "x"}, {"namespace", "team-a"}}}};
-    EXPECT_FALSE(deliver_object(ChangeType::kAdded, obj.dump(), subjects_.events("team-a", kind)));
+    EXPECT_FALSE(
+        deliver_object(wire::ChangeType::kAdded, obj.dump(), subjects_.events("team-a", kind)));
     EXPECT_NE(only_deadletter().reason().find("is cluster-scoped"), std::string::npos) << kind;
   }
   EXPECT_TRUE(model_.nodes().empty());
-  EXPECT_TRUE(deliver_object(ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Node")));
+  EXPECT_TRUE(
+      deliver_object(wire::ChangeType::kAdded, node_json("gpu-1"), subjects_.events("", "Node")));
 }
 
 TEST_F(EventApplierTest, QuantitiesAndContainerCountsAreBounded) {
@@ -586,36 +599,40 @@ TEST_F(EventApplierTest, QuantitiesAndContainerCountsAreBounded) {
     return p.dump();
   };
   const std::string subject = subjects_.events("team-a", "Pod");
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, "-100"}}), subject));
+  EXPECT_FALSE(
+      deliver_object(wire::ChangeType::kAdded, pod_with({{kGpuResource, "-100"}}), subject));
   EXPECT_EQ(only_deadletter().reason(),
             "spec.containers[0].resources.limits.nvidia.com/gpu: -100 is negative");
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, -1}}), subject));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, pod_with({{kGpuResource, -1}}), subject));
   EXPECT_NE(only_deadletter().reason().find("not a quantity"), std::string::npos);
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{"memory", "8Pi"}}), subject));
+  EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, pod_with({{"memory", "8Pi"}}), subject));
   EXPECT_NE(only_deadletter().reason().find("out of range"), std::string::npos);
-  EXPECT_FALSE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, "1"}}, 257), subject));
+  EXPECT_FALSE(
+      deliver_object(wire::ChangeType::kAdded, pod_with({{kGpuResource, "1"}}, 257), subject));
   EXPECT_EQ(only_deadletter().reason(), "spec: 257 containers and init containers (at most 256)");
   EXPECT_TRUE(model_.pods().empty());
-  EXPECT_TRUE(deliver_object(ChangeType::kAdded, pod_with({{kGpuResource, "1"}}, 256), subject));
+  EXPECT_TRUE(
+      deliver_object(wire::ChangeType::kAdded, pod_with({{kGpuResource, "1"}}, 256), subject));
   EXPECT_EQ(model_.node_requested("gpu-1").find(kGpuResource)->second, 256'000);
 }
 
 TEST_F(EventApplierTest, StringsThatAreNotUtf8AreDeadLettered) {
   // The object fast path (an id), the protobuf parser (the source, a sample's label, an action
   // result), the JSON mapping.
-  auto ev = make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "id-\xff", "test", kT0);
+  auto ev = wire::make_object_event(wire::ChangeType::kAdded, pod_json("team-a", "p"), "id-\xff",
+                                    "test", kT0);
   EXPECT_FALSE(deliver(ev, subjects_.events("team-a", "Pod")));
   v1::DeadLetter dl = only_deadletter();
   EXPECT_NE(dl.reason().find("not valid UTF-8"), std::string::npos) << dl.reason();
   EXPECT_EQ(dl.event_id(), "");
-  auto source =
-      make_object_event(ChangeType::kAdded, pod_json("team-a", "p"), "ok", "caf\xe9", kT0);
+  auto source = wire::make_object_event(wire::ChangeType::kAdded, pod_json("team-a", "p"), "ok",
+                                        "caf\xe9", kT0);
   EXPECT_FALSE(deliver(source, subjects_.events("team-a", "Pod")));
   EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
   auto samples = metrics_event("m", kT0, {{"DCGM_FI_DEV_GPU_UTIL", {{"pod", "p\xc3"}}, 1}});
   EXPECT_FALSE(deliver(samples, subjects_.metrics("team-a")));
   EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
-  auto result = make_event("r", "bridge", kT0);
+  auto result = wire::make_event("r", "bridge", kT0);
   result.mutable_queue()->mutable_action_result()->set_decision_id("d-\xe0\x80");
   EXPECT_FALSE(deliver(result, subjects_.events("team-a", "ActionResult")));
   EXPECT_NE(only_deadletter().reason().find("not valid UTF-8"), std::string::npos);
@@ -626,7 +643,7 @@ TEST_F(EventApplierTest, StringsThatAreNotUtf8AreDeadLettered) {
                            std::string_view("application/json")));
   EXPECT_EQ(only_deadletter().reason().rfind("event JSON does not decode", 0), 0u);
   EXPECT_TRUE(model_.pods().empty());
-  EXPECT_EQ(model_.now(), EventTime{});
+  EXPECT_EQ(model_.now(), wire::EventTime{});
 }
 
 TEST(RejectReasonTest, Names) {
@@ -672,11 +689,11 @@ TEST(EventApplierCountersTest, CountProcessedAndDeadLettered) {
                                                  {"undecodable", 0}}));
 
   auto send = [&](const v1::Event& ev, const std::string& subject) {
-    bus::Message m = encode_event(ev, subject);
+    bus::Message m = wire::encode_event(ev, subject);
     return applier.apply(Delivery{m.subject, m.data, m.header("content-type"), 1}, model);
   };
   auto object = [&](const std::string& json_text) {
-    return make_object_event(ChangeType::kAdded, json_text, "e", "t", kT0);
+    return wire::make_object_event(wire::ChangeType::kAdded, json_text, "e", "t", kT0);
   };
   EXPECT_TRUE(send(object(pod_json("a", "p1")), "gpuaas.v1.events.a.Pod"));
   EXPECT_TRUE(send(object(pod_json("a", "p2")), "gpuaas.v1.events.a.Pod"));

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpuaas/core/prometheus_text.hpp"
+#include "gpuaas/wire/prometheus_text.hpp"
 #include "nats_fixture.hpp"
 
 namespace gpuaas::core {
@@ -18,9 +18,9 @@ namespace {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-EventTime at_s(int64_t seconds) { return from_unix_ms(seconds * 1000); }
+wire::EventTime at_s(int64_t seconds) { return wire::from_unix_ms(seconds * 1000); }
 
-SeriesSample sample(std::string name, Labels labels, double value, EventTime t) {
+SeriesSample sample(std::string name, Labels labels, double value, wire::EventTime t) {
   return SeriesSample{std::move(name), std::move(labels), value, t};
 }
 
@@ -232,7 +232,7 @@ TEST(MetricStoreTest, SamplesFromTheDcgmExporterReadme) {
   ASSERT_TRUE(in.good());
   std::stringstream text;
   text << in.rdbuf();
-  ParsedText parsed = parse_prometheus_text(text.str());
+  wire::ParsedText parsed = wire::parse_prometheus_text(text.str());
   ASSERT_EQ(parsed.samples.size(), 3u);
   MetricStore store;
   for (const auto& s : parsed.samples) {

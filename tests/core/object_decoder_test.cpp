@@ -352,7 +352,7 @@ TEST(ObjectDecoderTest, RealGpuNodeWithBadQuantityNamesThePath) {
 TEST(ObjectDecoderTest, RealGpuNodeFormsAGpuPool) {
   ClusterModel model;
   auto node = decode_ok(load_one("gpu-node/virtual-gpu-node.yaml").dump());
-  ASSERT_EQ(model.apply(ChangeType::kAdded, std::move(node), from_unix_ms(1000)),
+  ASSERT_EQ(model.apply(wire::ChangeType::kAdded, std::move(node), wire::from_unix_ms(1000)),
             ApplyOutcome::kApplied);
   auto pools = model.gpu_pools();
   ASSERT_EQ(pools.size(), 1u);

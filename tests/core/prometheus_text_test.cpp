@@ -1,4 +1,4 @@
-#include "gpuaas/core/prometheus_text.hpp"
+#include "gpuaas/wire/prometheus_text.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,8 @@ namespace {
 using namespace std::literals;
 
 // Parses text that must produce exactly one sample and no errors.
-ParsedSample parse_one(std::string_view text) {
-  ParsedText parsed = parse_prometheus_text(text);
+wire::ParsedSample parse_one(std::string_view text) {
+  wire::ParsedText parsed = wire::parse_prometheus_text(text);
   EXPECT_TRUE(parsed.errors.empty())
       << "unexpected error in <" << text << ">: line "
       << (parsed.errors.empty() ? 0 : parsed.errors[0].line) << " column "
@@ -29,8 +29,8 @@ ParsedSample parse_one(std::string_view text) {
 }
 
 // Parses text that must produce exactly one error and no samples.
-TextParseError parse_error(std::string_view text) {
-  ParsedText parsed = parse_prometheus_text(text);
+wire::TextParseError parse_error(std::string_view text) {
+  wire::ParsedText parsed = wire::parse_prometheus_text(text);
   EXPECT_TRUE(parsed.samples.empty()) << text;
   EXPECT_EQ(parsed.errors.size(), 1u) << text;
   if (parsed.errors.empty()) return {};
@@ -40,11 +40,11 @@ TextParseError parse_error(std::string_view text) {
 double parse_value(std::string_view value) { return parse_one("m " + std::string(value)).value; }
 
 bool value_rejected(std::string_view value) {
-  ParsedText parsed = parse_prometheus_text("m " + std::string(value));
+  wire::ParsedText parsed = wire::parse_prometheus_text("m " + std::string(value));
   return parsed.samples.empty() && parsed.errors.size() == 1 && parsed.errors[0].column == 3;
 }
 
-void expect_label(const ParsedSample& s, std::size_t i, std::string_view name,
+void expect_label(const wire::ParsedSample& s, std::size_t i, std::string_view name,
                   std::string_view value) {
   ASSERT_LT(i, s.labels.size());
   EXPECT_EQ(s.labels[i].name, name);
@@ -56,14 +56,14 @@ void expect_label(const ParsedSample& s, std::size_t i, std::string_view name,
 
 TEST(PrometheusTextTest, EmptyInputGivesNothing) {
   for (std::string_view text : {""sv, "\n"sv, "\n\n\n"sv, "   \t \n\t\n"sv, "\r\n"sv}) {
-    ParsedText parsed = parse_prometheus_text(text);
+    wire::ParsedText parsed = wire::parse_prometheus_text(text);
     EXPECT_TRUE(parsed.samples.empty());
     EXPECT_TRUE(parsed.errors.empty());
   }
 }
 
 TEST(PrometheusTextTest, SampleWithoutLabels) {
-  ParsedSample s = parse_one("http_requests_total 1027\n");
+  wire::ParsedSample s = parse_one("http_requests_total 1027\n");
   EXPECT_EQ(s.name, "http_requests_total");
   EXPECT_TRUE(s.labels.empty());
   EXPECT_EQ(s.value, 1027);
@@ -71,14 +71,14 @@ TEST(PrometheusTextTest, SampleWithoutLabels) {
 }
 
 TEST(PrometheusTextTest, LastLineWithoutNewline) {
-  ParsedText parsed = parse_prometheus_text("a 1\nb 2");
+  wire::ParsedText parsed = wire::parse_prometheus_text("a 1\nb 2");
   ASSERT_EQ(parsed.samples.size(), 2u);
   EXPECT_EQ(parsed.samples[1].name, "b");
   EXPECT_EQ(parsed.samples[1].value, 2);
 }
 
 TEST(PrometheusTextTest, LabelsKeepWrittenOrder) {
-  ParsedSample s =
+  wire::ParsedSample s =
       parse_one(R"(http_requests_total{method="post",code="200",zone=""} 1027 1395066363000)");
   EXPECT_EQ(s.name, "http_requests_total");
   ASSERT_EQ(s.labels.size(), 3u);
@@ -90,7 +90,7 @@ TEST(PrometheusTextTest, LabelsKeepWrittenOrder) {
 }
 
 TEST(PrometheusTextTest, NameAndLabelCharacterSets) {
-  ParsedSample s = parse_one(R"(:ns:sub_sys:Metric_9{_l="a",L2_x="b",__meta="c"} 1)");
+  wire::ParsedSample s = parse_one(R"(:ns:sub_sys:Metric_9{_l="a",L2_x="b",__meta="c"} 1)");
   EXPECT_EQ(s.name, ":ns:sub_sys:Metric_9");
   expect_label(s, 0, "_l", "a");
   expect_label(s, 1, "L2_x", "b");
@@ -98,7 +98,8 @@ TEST(PrometheusTextTest, NameAndLabelCharacterSets) {
 }
 
 TEST(PrometheusTextTest, BlanksBetweenEveryToken) {
-  ParsedSample s = parse_one("  \tm \t{ \ta \t= \t\"1\" \t, \tb=\"2\" \t, \t} \t3.5 \t42 \t\n");
+  wire::ParsedSample s =
+      parse_one("  \tm \t{ \ta \t= \t\"1\" \t, \tb=\"2\" \t, \t} \t3.5 \t42 \t\n");
   EXPECT_EQ(s.name, "m");
   ASSERT_EQ(s.labels.size(), 2u);
   expect_label(s, 0, "a", "1");
@@ -108,7 +109,7 @@ TEST(PrometheusTextTest, BlanksBetweenEveryToken) {
 }
 
 TEST(PrometheusTextTest, NoBlanksAroundBraces) {
-  ParsedSample s = parse_one(R"(m{a="1"}7)");
+  wire::ParsedSample s = parse_one(R"(m{a="1"}7)");
   expect_label(s, 0, "a", "1");
   EXPECT_EQ(s.value, 7);
 }
@@ -116,13 +117,13 @@ TEST(PrometheusTextTest, NoBlanksAroundBraces) {
 TEST(PrometheusTextTest, EmptyLabelSetAndTrailingComma) {
   EXPECT_TRUE(parse_one("m{} 1").labels.empty());
   EXPECT_TRUE(parse_one("m { } 1").labels.empty());
-  ParsedSample s = parse_one(R"(m{a="1",} 1)");
+  wire::ParsedSample s = parse_one(R"(m{a="1",} 1)");
   ASSERT_EQ(s.labels.size(), 1u);
   expect_label(s, 0, "a", "1");
 }
 
 TEST(PrometheusTextTest, LabelValueEscapes) {
-  ParsedSample s =
+  wire::ParsedSample s =
       parse_one(R"(m{path="C:\\dir\\f",quote="say \"hi\"",nl="a\nb",mix="\\n\"\n"} 1)");
   expect_label(s, 0, "path", R"(C:\dir\f)");
   expect_label(s, 1, "quote", R"(say "hi")");
@@ -131,13 +132,13 @@ TEST(PrometheusTextTest, LabelValueEscapes) {
 }
 
 TEST(PrometheusTextTest, LabelValueMayHoldSyntaxCharactersAndUtf8) {
-  ParsedSample s = parse_one(R"(m{a="x} 1 2, b=\"3\" # {=",u="NVIDIA A100 — 80GB µ"} 1)");
+  wire::ParsedSample s = parse_one(R"(m{a="x} 1 2, b=\"3\" # {=",u="NVIDIA A100 — 80GB µ"} 1)");
   expect_label(s, 0, "a", R"(x} 1 2, b="3" # {=)");
   expect_label(s, 1, "u", "NVIDIA A100 — 80GB µ");
 }
 
 TEST(PrometheusTextTest, EmbeddedNulInLabelValueIsKept) {
-  ParsedSample s = parse_one("m{a=\"x\0y\"} 1"s);
+  wire::ParsedSample s = parse_one("m{a=\"x\0y\"} 1"s);
   ASSERT_EQ(s.labels.size(), 1u);
   EXPECT_EQ(s.labels[0].value, "x\0y"s);
 }
@@ -196,7 +197,7 @@ TEST(PrometheusTextTest, RejectedFloatSpellings) {
 }
 
 TEST(PrometheusTextTest, CrlfLineEndings) {
-  ParsedText parsed = parse_prometheus_text(
+  wire::ParsedText parsed = wire::parse_prometheus_text(
       "# HELP m Help.\r\n# TYPE m gauge\r\nm{a=\"1\"} 1 5\r\nm{a=\"2\"} 2\r\n\r\n");
   EXPECT_TRUE(parsed.errors.empty());
   ASSERT_EQ(parsed.samples.size(), 2u);
@@ -206,7 +207,7 @@ TEST(PrometheusTextTest, CrlfLineEndings) {
 }
 
 TEST(PrometheusTextTest, CommentsAreSkipped) {
-  ParsedText parsed = parse_prometheus_text(
+  wire::ParsedText parsed = wire::parse_prometheus_text(
       "# HELP m Free text with {braces} and \"quotes\" and \\ backslashes.\n"
       "# HELP m\n"
       "#HELP m2 no space after the hash\n"
@@ -226,12 +227,12 @@ TEST(PrometheusTextTest, CommentsAreSkipped) {
 }
 
 TEST(PrometheusTextTest, FinalEofMarkerIsAccepted) {
-  ParsedText parsed = parse_prometheus_text("m 1\n# EOF\n");
+  wire::ParsedText parsed = wire::parse_prometheus_text("m 1\n# EOF\n");
   EXPECT_TRUE(parsed.errors.empty());
   EXPECT_EQ(parsed.samples.size(), 1u);
-  parsed = parse_prometheus_text("m 1\n# EOF");
+  parsed = wire::parse_prometheus_text("m 1\n# EOF");
   EXPECT_TRUE(parsed.errors.empty());
-  parsed = parse_prometheus_text("m 1\n# EOF\r\n\n  \n");
+  parsed = wire::parse_prometheus_text("m 1\n# EOF\r\n\n  \n");
   EXPECT_TRUE(parsed.errors.empty());
 }
 
@@ -239,7 +240,7 @@ TEST(PrometheusTextTest, FinalEofMarkerIsAccepted) {
 // Errors: exact line, column and message
 
 TEST(PrometheusTextTest, ContentAfterEofIsAnError) {
-  ParsedText parsed = parse_prometheus_text("m 1\n# EOF\nn 2\n");
+  wire::ParsedText parsed = wire::parse_prometheus_text("m 1\n# EOF\nn 2\n");
   ASSERT_EQ(parsed.samples.size(), 1u);
   ASSERT_EQ(parsed.errors.size(), 1u);
   EXPECT_EQ(parsed.errors[0].line, 3u);
@@ -248,26 +249,26 @@ TEST(PrometheusTextTest, ContentAfterEofIsAnError) {
 }
 
 TEST(PrometheusTextTest, MissingEquals) {
-  TextParseError e = parse_error(R"(DCGM_FI_DEV_GPU_TEMP{gpu"0"} 1)");
+  wire::TextParseError e = parse_error(R"(DCGM_FI_DEV_GPU_TEMP{gpu"0"} 1)");
   EXPECT_EQ(e.line, 1u);
   EXPECT_EQ(e.column, 25u);
   EXPECT_EQ(e.message, R"(expected '=' after label name "gpu", found "\"0\"}")");
 }
 
 TEST(PrometheusTextTest, MissingEqualsAtEndOfLine) {
-  TextParseError e = parse_error("m{gpu");
+  wire::TextParseError e = parse_error("m{gpu");
   EXPECT_EQ(e.column, 6u);
   EXPECT_EQ(e.message, R"(expected '=' after label name "gpu", found end of line)");
 }
 
 TEST(PrometheusTextTest, UnquotedLabelValue) {
-  TextParseError e = parse_error("m{gpu=0} 1");
+  wire::TextParseError e = parse_error("m{gpu=0} 1");
   EXPECT_EQ(e.column, 7u);
   EXPECT_EQ(e.message, R"(expected '"' to start value of label "gpu", found "0}")");
 }
 
 TEST(PrometheusTextTest, MissingValue) {
-  TextParseError e = parse_error("m");
+  wire::TextParseError e = parse_error("m");
   EXPECT_EQ(e.column, 2u);
   EXPECT_EQ(e.message, R"(expected sample value for "m", found end of line)");
   e = parse_error(R"(m{a="1"}   )");
@@ -276,19 +277,19 @@ TEST(PrometheusTextTest, MissingValue) {
 }
 
 TEST(PrometheusTextTest, InvalidValue) {
-  TextParseError e = parse_error(R"(m{a="1"} 12abc 5)");
+  wire::TextParseError e = parse_error(R"(m{a="1"} 12abc 5)");
   EXPECT_EQ(e.column, 10u);
   EXPECT_EQ(e.message, R"(invalid sample value "12abc": expected a float, NaN, +Inf or -Inf)");
 }
 
 TEST(PrometheusTextTest, ValueOutOfRange) {
-  TextParseError e = parse_error("m 1e400");
+  wire::TextParseError e = parse_error("m 1e400");
   EXPECT_EQ(e.column, 3u);
   EXPECT_EQ(e.message, R"(sample value "1e400" is out of float64 range)");
 }
 
 TEST(PrometheusTextTest, InvalidTimestamp) {
-  TextParseError e = parse_error("m 1 1.5");
+  wire::TextParseError e = parse_error("m 1 1.5");
   EXPECT_EQ(e.column, 5u);
   EXPECT_EQ(e.message, R"(invalid timestamp "1.5": expected an integer number of milliseconds)");
   for (std::string_view ts : {"1e3"sv, "+"sv, "-"sv, "+-1"sv, "0x10"sv, "NaN"sv}) {
@@ -297,19 +298,19 @@ TEST(PrometheusTextTest, InvalidTimestamp) {
 }
 
 TEST(PrometheusTextTest, TimestampOutOfRange) {
-  TextParseError e = parse_error("m 1 9223372036854775808");
+  wire::TextParseError e = parse_error("m 1 9223372036854775808");
   EXPECT_EQ(e.column, 5u);
   EXPECT_EQ(e.message, R"(timestamp "9223372036854775808" is out of int64 range)");
 }
 
 TEST(PrometheusTextTest, TrailingGarbageAfterTimestamp) {
-  TextParseError e = parse_error("m 1 2 x");
+  wire::TextParseError e = parse_error("m 1 2 x");
   EXPECT_EQ(e.column, 7u);
   EXPECT_EQ(e.message, R"(unexpected "x" after timestamp: expected end of line)");
 }
 
 TEST(PrometheusTextTest, DuplicateLabel) {
-  TextParseError e = parse_error(R"(m{gpu="0",uuid="a",gpu="1"} 1)");
+  wire::TextParseError e = parse_error(R"(m{gpu="0",uuid="a",gpu="1"} 1)");
   EXPECT_EQ(e.column, 20u);
   EXPECT_EQ(e.message, R"(duplicate label name "gpu")");
 }
@@ -320,7 +321,7 @@ TEST(PrometheusTextTest, DuplicateLabelAmongManyLabels) {
   for (int i = 0; i < 100; ++i) line += "l" + std::to_string(i) + "=\"v\",";
   const std::size_t dup_column = line.size() + 1;
   line += "l42=\"again\"} 1";
-  TextParseError e = parse_error(line);
+  wire::TextParseError e = parse_error(line);
   EXPECT_EQ(e.column, dup_column);
   EXPECT_EQ(e.message, R"(duplicate label name "l42")");
 
@@ -331,20 +332,20 @@ TEST(PrometheusTextTest, DuplicateLabelAmongManyLabels) {
 }
 
 TEST(PrometheusTextTest, ReservedLabelName) {
-  TextParseError e = parse_error(R"(m{__name__="x"} 1)");
+  wire::TextParseError e = parse_error(R"(m{__name__="x"} 1)");
   EXPECT_EQ(e.column, 3u);
   EXPECT_EQ(e.message, R"(label name "__name__" is reserved)");
 }
 
 TEST(PrometheusTextTest, InvalidEscape) {
-  TextParseError e = parse_error(R"(m{a="x\ty"} 1)");
+  wire::TextParseError e = parse_error(R"(m{a="x\ty"} 1)");
   EXPECT_EQ(e.column, 7u);
   EXPECT_EQ(e.message,
             R"(invalid escape sequence "\t" in value of label "a": expected \\, \" or \n)");
 }
 
 TEST(PrometheusTextTest, UnterminatedLabelValue) {
-  TextParseError e = parse_error(R"(m{a="abc} 1)");
+  wire::TextParseError e = parse_error(R"(m{a="abc} 1)");
   EXPECT_EQ(e.column, 5u);
   EXPECT_EQ(e.message,
             R"(unterminated value of label "a": expected closing '"' before end of line)");
@@ -356,7 +357,7 @@ TEST(PrometheusTextTest, UnterminatedLabelValue) {
 }
 
 TEST(PrometheusTextTest, InvalidLabelName) {
-  TextParseError e = parse_error(R"(m{1a="b"} 1)");
+  wire::TextParseError e = parse_error(R"(m{1a="b"} 1)");
   EXPECT_EQ(e.column, 3u);
   EXPECT_EQ(e.message, R"(expected label name or '}', found "1a=\"b\"}")");
   e = parse_error(R"(m{a:b="c"} 1)");  // ':' is valid in metric names only
@@ -369,7 +370,7 @@ TEST(PrometheusTextTest, InvalidLabelName) {
 }
 
 TEST(PrometheusTextTest, MissingCommaOrClosingBrace) {
-  TextParseError e = parse_error(R"(m{a="1" b="2"} 1)");
+  wire::TextParseError e = parse_error(R"(m{a="1" b="2"} 1)");
   EXPECT_EQ(e.column, 9u);
   EXPECT_EQ(e.message, R"(expected ',' or '}' after value of label "a", found "b=\"2\"}")");
   e = parse_error(R"(m{a="1")");
@@ -383,7 +384,7 @@ TEST(PrometheusTextTest, MissingCommaOrClosingBrace) {
 }
 
 TEST(PrometheusTextTest, InvalidMetricName) {
-  TextParseError e = parse_error("gpu-temp 1");
+  wire::TextParseError e = parse_error("gpu-temp 1");
   EXPECT_EQ(e.column, 4u);
   EXPECT_EQ(e.message, R"(invalid character '-' in metric name "gpu-temp")");
   e = parse_error("9m 1");
@@ -395,7 +396,7 @@ TEST(PrometheusTextTest, InvalidMetricName) {
 }
 
 TEST(PrometheusTextTest, LoneQuoteAndNulBytes) {
-  TextParseError e = parse_error("\"");
+  wire::TextParseError e = parse_error("\"");
   EXPECT_EQ(e.column, 1u);
   EXPECT_EQ(e.message, R"(expected metric name, found "\"")");
   e = parse_error("m\0 1"s);
@@ -409,7 +410,7 @@ TEST(PrometheusTextTest, LoneQuoteAndNulBytes) {
 }
 
 TEST(PrometheusTextTest, InvalidUtf8InLabelValue) {
-  TextParseError e = parse_error("m{a=\"ok\xff\"} 1");
+  wire::TextParseError e = parse_error("m{a=\"ok\xff\"} 1");
   EXPECT_EQ(e.column, 8u);
   EXPECT_EQ(e.message, R"(invalid UTF-8 byte '\xff' in value of label "a")");
   // Overlong encoding, UTF-16 surrogate, truncated sequence.
@@ -420,14 +421,14 @@ TEST(PrometheusTextTest, InvalidUtf8InLabelValue) {
 
 TEST(PrometheusTextTest, LongTokensAreTruncatedInMessages) {
   const std::string junk(10000, 'x');
-  TextParseError e = parse_error("m 1 2 " + junk);
+  wire::TextParseError e = parse_error("m 1 2 " + junk);
   EXPECT_EQ(e.column, 7u);
   EXPECT_EQ(e.message,
             "unexpected \"" + std::string(40, 'x') + "...\" after timestamp: expected end of line");
 }
 
 TEST(PrometheusTextTest, BadTypeLines) {
-  TextParseError e = parse_error("# TYPE m gauges");
+  wire::TextParseError e = parse_error("# TYPE m gauges");
   EXPECT_EQ(e.column, 10u);
   EXPECT_EQ(e.message, R"(unknown metric type "gauges" for "m": )"
                        R"(expected counter, gauge, histogram, summary or untyped)");
@@ -448,7 +449,7 @@ TEST(PrometheusTextTest, BadTypeLines) {
 }
 
 TEST(PrometheusTextTest, BadHelpLines) {
-  TextParseError e = parse_error("# HELP m-x Some help.");
+  wire::TextParseError e = parse_error("# HELP m-x Some help.");
   EXPECT_EQ(e.column, 9u);
   EXPECT_EQ(e.message, R"(invalid character '-' in metric name "m-x")");
   e = parse_error("#  HELP\t");
@@ -468,7 +469,7 @@ TEST(PrometheusTextTest, MixedFileKeepsGoodLinesAndReportsBadOnes) {
       "# TYPE gpu_power wattage\n"                // 8: bad type
       "gpu_power{gpu=\"0\",gpu=\"0\"} 250\n"      // 9: duplicate label
       "gpu_power{gpu=\"0\"} 250.5\n";             // 10
-  ParsedText parsed = parse_prometheus_text(text);
+  wire::ParsedText parsed = wire::parse_prometheus_text(text);
 
   ASSERT_EQ(parsed.samples.size(), 3u);
   expect_label(parsed.samples[0], 0, "gpu", "0");
@@ -494,7 +495,7 @@ TEST(PrometheusTextTest, MixedFileKeepsGoodLinesAndReportsBadOnes) {
 // Robustness
 
 // Every error must point inside the line (or just past its end) of a line that exists.
-void expect_sane(std::string_view text, const ParsedText& parsed) {
+void expect_sane(std::string_view text, const wire::ParsedText& parsed) {
   std::vector<std::size_t> line_lengths;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -504,7 +505,7 @@ void expect_sane(std::string_view text, const ParsedText& parsed) {
     start = nl + 1;
   }
   EXPECT_LE(parsed.samples.size() + parsed.errors.size(), line_lengths.size());
-  for (const TextParseError& e : parsed.errors) {
+  for (const wire::TextParseError& e : parsed.errors) {
     ASSERT_GE(e.line, 1u);
     ASSERT_LE(e.line, line_lengths.size());
     EXPECT_GE(e.column, 1u);
@@ -522,11 +523,11 @@ TEST(PrometheusTextTest, TruncationsOfValidLinesNeverCrash) {
       "m{ a = \"\xe2\x82\xac\" }\t-Inf +12",
   };
   for (const std::string& line : lines) {
-    ASSERT_TRUE(parse_prometheus_text(line).errors.empty()) << line;
+    ASSERT_TRUE(wire::parse_prometheus_text(line).errors.empty()) << line;
     for (std::size_t n = 0; n <= line.size(); ++n) {
       // Copy each prefix into its own buffer so ASan catches a read past its end.
       const std::string prefix = line.substr(0, n);
-      ParsedText parsed = parse_prometheus_text(prefix);
+      wire::ParsedText parsed = wire::parse_prometheus_text(prefix);
       expect_sane(prefix, parsed);
     }
   }
@@ -542,9 +543,9 @@ TEST(PrometheusTextTest, MutationsOfValidLinesNeverCrash) {
     for (char c : specials) {
       std::string mutated = line;
       mutated[i] = c;
-      expect_sane(mutated, parse_prometheus_text(mutated));
+      expect_sane(mutated, wire::parse_prometheus_text(mutated));
       mutated.insert(mutated.begin() + static_cast<std::ptrdiff_t>(i), c);
-      expect_sane(mutated, parse_prometheus_text(mutated));
+      expect_sane(mutated, wire::parse_prometheus_text(mutated));
     }
   }
   uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -562,16 +563,16 @@ TEST(PrometheusTextTest, MutationsOfValidLinesNeverCrash) {
       mutated[at] = specials[next() % specials.size()];
     }
     mutated.resize(next() % (mutated.size() + 1));
-    expect_sane(mutated, parse_prometheus_text(mutated));
+    expect_sane(mutated, wire::parse_prometheus_text(mutated));
   }
 }
 
 TEST(PrometheusTextTest, ExtremelyLongLine) {
   const std::string value(1 << 20, 'v');
-  ParsedSample s = parse_one("m{a=\"" + value + "\"} 1");
+  wire::ParsedSample s = parse_one("m{a=\"" + value + "\"} 1");
   ASSERT_EQ(s.labels.size(), 1u);
   EXPECT_EQ(s.labels[0].value.size(), value.size());
-  TextParseError e = parse_error("m{a=\"" + value);
+  wire::TextParseError e = parse_error("m{a=\"" + value);
   EXPECT_EQ(e.column, 5u);
   e = parse_error(std::string(1 << 20, '1'));
   EXPECT_EQ(e.column, 1u);
@@ -598,7 +599,7 @@ TEST(PrometheusTextTest, LargeSyntheticScrape) {
       }
     }
   }
-  ParsedText parsed = parse_prometheus_text(text);
+  wire::ParsedText parsed = wire::parse_prometheus_text(text);
   EXPECT_TRUE(parsed.errors.empty());
   ASSERT_EQ(parsed.samples.size(), expected);
   for (std::size_t i = 0; i < expected; i += 997) {
@@ -655,7 +656,7 @@ TEST(PrometheusTextTest, RealDcgmExporterSample) {
     start = nl + 1;
   }
 
-  ParsedText parsed = parse_prometheus_text(exposition);
+  wire::ParsedText parsed = wire::parse_prometheus_text(exposition);
   EXPECT_TRUE(parsed.errors.empty());
   ASSERT_EQ(parsed.samples.size(), 3u);
   EXPECT_EQ(parsed.samples[0].name, "DCGM_FI_DEV_SM_CLOCK");
@@ -664,7 +665,7 @@ TEST(PrometheusTextTest, RealDcgmExporterSample) {
   EXPECT_EQ(parsed.samples[0].value, 139);
   EXPECT_EQ(parsed.samples[1].value, 405);
   EXPECT_EQ(parsed.samples[2].value, 9223372036854775794.0);
-  const ParsedSample& s = parsed.samples[0];
+  const wire::ParsedSample& s = parsed.samples[0];
   ASSERT_EQ(s.labels.size(), 5u);
   expect_label(s, 0, "gpu", "0");
   expect_label(s, 1, "UUID", "GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52");
@@ -674,7 +675,7 @@ TEST(PrometheusTextTest, RealDcgmExporterSample) {
   EXPECT_EQ(s.timestamp_ms, 0);
 
   // Unfiltered, the same samples parse and exactly the README lines are reported.
-  ParsedText unfiltered = parse_prometheus_text(raw);
+  wire::ParsedText unfiltered = wire::parse_prometheus_text(raw);
   EXPECT_EQ(unfiltered.samples.size(), 3u);
   ASSERT_EQ(unfiltered.errors.size(), other_lines.size());
   for (std::size_t i = 0; i < other_lines.size(); ++i) {

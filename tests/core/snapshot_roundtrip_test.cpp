@@ -13,11 +13,11 @@
 #include "gpuaas/base/kube_scope.hpp"
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -60,7 +60,7 @@ class SnapshotRoundTrip : public ::testing::TestWithParam<std::string> {
     auto manifests = kube::read_manifests((kSource / "deploy/demo/cluster.yaml").string());
     ASSERT_TRUE(manifests.is_ok()) << manifests.status().message();
     bus::Subjects s("roundtrip");
-    EventTime t(std::chrono::seconds(1'800'000'000));
+    wire::EventTime t(std::chrono::seconds(1'800'000'000));
     int n = 0;
     for (const auto& m : *manifests) {
       json obj = json::parse(m.json);
@@ -68,15 +68,17 @@ class SnapshotRoundTrip : public ::testing::TestWithParam<std::string> {
       std::string ns = obj["metadata"].value("namespace", "");
       if (ns.empty() && !cluster_scoped_kind(kind)) obj["metadata"]["namespace"] = ns = "default";
       t += std::chrono::seconds(1);
-      auto ev =
-          make_object_event(ChangeType::kAdded, obj.dump(), "ev-" + std::to_string(++n), "test", t);
-      ASSERT_TRUE(bus_->publish_stored(encode_event(ev, s.events(ns, kind)), ev.id()).is_ok());
+      auto ev = wire::make_object_event(wire::ChangeType::kAdded, obj.dump(),
+                                        "ev-" + std::to_string(++n), "test", t);
+      ASSERT_TRUE(
+          bus_->publish_stored(wire::encode_event(ev, s.events(ns, kind)), ev.id()).is_ok());
     }
     for (int i = 1; i <= 60; ++i) {
-      auto tick = make_event("tick-" + std::to_string(i), "test", t + std::chrono::minutes(i));
+      auto tick =
+          wire::make_event("tick-" + std::to_string(i), "test", t + std::chrono::minutes(i));
       tick.mutable_queue()->mutable_tick()->set_sequence(static_cast<uint64_t>(i));
-      tick.set_type(std::string(kTypeTick));
-      ASSERT_TRUE(bus_->publish_stored(encode_event(tick, s.ticks()), tick.id()).is_ok());
+      tick.set_type(std::string(wire::kTypeTick));
+      ASSERT_TRUE(bus_->publish_stored(wire::encode_event(tick, s.ticks()), tick.id()).is_ok());
     }
   }
   static void drain(Daemon& d) {

@@ -46,7 +46,7 @@ TEST(StateView, ShowsPluginDemandAndLifecycle) {
   auto obj = d.decode(
       R"({"apiVersion":"example.com/v1","kind":"Job","metadata":{"name":"j","namespace":"n"}})");
   ASSERT_TRUE(obj.is_ok());
-  model.apply(ChangeType::kAdded, std::move(obj.value()), EventTime{});
+  model.apply(wire::ChangeType::kAdded, std::move(obj.value()), wire::EventTime{});
   auto s = nlohmann::json::parse(render_state_json(model, IntakeStats{}, DaemonConfig{}));
   const auto& w = s["workloads"][0];
   EXPECT_EQ(w["plugin"], "jobs");

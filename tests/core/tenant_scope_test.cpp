@@ -15,19 +15,19 @@
 #include "gpuaas/bus/subjects.hpp"
 #include "gpuaas/core/daemon_config.hpp"
 #include "gpuaas/core/event_applier.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/core/state_view.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-const EventTime kT0 = from_unix_ms(1'795'968'203'000);
+const wire::EventTime kT0 = wire::from_unix_ms(1'795'968'203'000);
 
 bus::Message samples_on(const std::string& subject, const std::vector<Labels>& labels) {
-  auto ev = make_event("m-" + subject, "bridge", kT0);
+  auto ev = wire::make_event("m-" + subject, "bridge", kT0);
   for (const auto& ls : labels) {
     auto* s = ev.mutable_metrics()->add_samples();
     s->set_name("DCGM_FI_DEV_GPU_UTIL");
@@ -38,7 +38,7 @@ bus::Message samples_on(const std::string& subject, const std::vector<Labels>& l
       l->set_value(v);
     }
   }
-  return encode_event(ev, subject);
+  return wire::encode_event(ev, subject);
 }
 
 class NamespacedSamplesTest : public ::testing::Test {
@@ -102,7 +102,7 @@ void apply_json(ClusterModel& model, const std::string& text) {
   ObjectDecoder d;
   auto obj = d.decode(text);
   ASSERT_TRUE(obj.is_ok()) << obj.status().message();
-  model.apply(ChangeType::kAdded, std::move(obj.value()), kT0);
+  model.apply(wire::ChangeType::kAdded, std::move(obj.value()), kT0);
 }
 
 TEST(NamespaceState, ShowsOnlyTheNamespace) {

@@ -23,10 +23,10 @@
 #include "gpuaas/bus/nats_server_process.hpp"
 #include "gpuaas/bus/subjects.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 #include "nats_fixture.hpp"
 #include "process.hpp"
 
@@ -40,7 +40,7 @@ using namespace std::chrono_literals;
 // server parses a variable's value as configuration text, so each begins with a letter, as the
 // install guide makes them: a UUID that began with digits read as a number or a date, and the
 // server did not start (one run in three).
-std::string password() { return "p" + core::random_uuid(); }
+std::string password() { return "p" + wire::random_uuid(); }
 const std::map<std::string, std::pair<std::string, std::string>> kUsers = {
     {"gpuaasd", {"GPUAAS_DAEMON_PASSWORD", password()}},
     {"bridge", {"GPUAAS_BRIDGE_PASSWORD", password()}},
@@ -51,7 +51,7 @@ const std::map<std::string, std::pair<std::string, std::string>> kUsers = {
 
 // Event time a little after the start: gpuaasd stamps the policy it publishes with the time it
 // reads it, and the model's clock never goes back.
-const core::EventTime kT0 =
+const wire::EventTime kT0 =
     std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()) +
     std::chrono::minutes(1);
 const bus::Subjects kSubjects("gpuaas");
@@ -202,10 +202,10 @@ class NatsIsolationTest : public ::testing::Test {
   }
 
   static void publish_object(bus::Bus& b, const std::string& subject, const std::string& object,
-                             const std::string& id, core::EventTime at = kT0,
-                             core::ChangeType change = core::ChangeType::kAdded) {
-    auto ev = core::make_object_event(change, object, id, "test", at);
-    auto ack = b.publish_stored(core::encode_event(ev, subject), id);
+                             const std::string& id, wire::EventTime at = kT0,
+                             wire::ChangeType change = wire::ChangeType::kAdded) {
+    auto ev = wire::make_object_event(change, object, id, "test", at);
+    auto ack = b.publish_stored(wire::encode_event(ev, subject), id);
     ASSERT_TRUE(ack.is_ok()) << subject << ": " << ack.status().message();
   }
   static void drain() {
@@ -333,10 +333,10 @@ TEST_F(NatsIsolationTest, ATenantReachesOnlyTheSubjectsItsAccountImports) {
   // gpuaasctl's stored publish of observed state: nothing captures it, so it is never acked.
   auto t = tenant("team-a");
   ASSERT_TRUE(t);
-  auto ev = core::make_object_event(core::ChangeType::kAdded, pod_json("team-a", "own-pod"),
+  auto ev = wire::make_object_event(wire::ChangeType::kAdded, pod_json("team-a", "own-pod"),
                                     "ev-own-pod", "test", kT0);
   EXPECT_FALSE(
-      t->publish_stored(core::encode_event(ev, kSubjects.events("team-a", "Pod")), "ev-own-pod")
+      t->publish_stored(wire::encode_event(ev, kSubjects.events("team-a", "Pod")), "ev-own-pod")
           .is_ok());
   // Its own submissions are stored, acknowledged and applied.
   publish_object(*t, kSubjects.submissions("team-a", "Job"), job_json("team-a", "own-job"),
@@ -396,10 +396,10 @@ TEST_F(NatsIsolationTest, ScopedAnswersShowATenantOnlyItsNamespace) {
   // An hour of event time, so the ledger has GPU-hours in it.
   auto admin = connect("admin");
   ASSERT_TRUE(admin.is_ok());
-  auto tick = core::make_event("tick-1", "test", kT0 + std::chrono::hours(1));
+  auto tick = wire::make_event("tick-1", "test", kT0 + std::chrono::hours(1));
   tick.mutable_queue()->mutable_tick()->set_sequence(1);
   ASSERT_TRUE(
-      (*admin)->publish_stored(core::encode_event(tick, kSubjects.ticks()), "tick-1").is_ok());
+      (*admin)->publish_stored(wire::encode_event(tick, kSubjects.ticks()), "tick-1").is_ok());
   drain();
 
   auto a = tenant("team-a");
@@ -541,9 +541,9 @@ TEST_F(NatsIsolationTest, ARepliesSubjectCannotAimGpuaasdsAnswer) {
 TEST_F(NatsIsolationTest, ATenantsStoredPublishCannotAimJetStreamsAck) {
   const auto before = streams();
   auto a = raw("team-a");
-  auto ev = core::make_object_event(core::ChangeType::kAdded, job_json("team-a", "aimed"),
+  auto ev = wire::make_object_event(wire::ChangeType::kAdded, job_json("team-a", "aimed"),
                                     "ev-aimed", "test", kT0);
-  auto msg = core::encode_event(ev, kSubjects.submissions("team-a", "Job"));
+  auto msg = wire::encode_event(ev, kSubjects.submissions("team-a", "Job"));
   for (const char* reply : {"$JS.API.STREAM.PURGE.GPUAAS_EVENTS", "gpuaas.v1.actions.team-b.Job",
                             "$JS.API.STREAM.PURGE.GPUAAS_ACTIONS"})
     ASSERT_EQ(natsConnection_PublishRequest(a->nc, msg.subject.c_str(), reply, msg.data.data(),
@@ -661,7 +661,7 @@ TEST_F(NatsIsolationTest, ATenantCannotChangeClusterNodes) {
   down["status"]["conditions"][0]["status"] = "False";
   publish_object(*t, kSubjects.submissions("team-a", "Node"), down.dump(), "ev-down-node");
   publish_object(*t, kSubjects.submissions("team-a", "Node"), down.dump(), "ev-del-node", kT0,
-                 core::ChangeType::kDeleted);
+                 wire::ChangeType::kDeleted);
   drain();
   EXPECT_EQ(capacity(), before);
   for (int i = 0; i < 3; ++i)
@@ -680,7 +680,7 @@ TEST_F(NatsIsolationTest, ATenantsTimeHasNoAuthority) {
   auto t = tenant("team-a");
   ASSERT_TRUE(t);
   const auto clock = daemon_->read([](const core::ClusterModel& m) { return m.now(); });
-  const auto y2036 = core::EventTime(std::chrono::seconds(2082758400));
+  const auto y2036 = wire::EventTime(std::chrono::seconds(2082758400));
   publish_object(*t, kSubjects.submissions("team-a", "Job"), job_json("team-a", "from-2036"),
                  "ev-2036", y2036);
   drain();
@@ -740,15 +740,15 @@ TEST_F(NatsIsolationTest, ATenantCannotSpeakForTheCluster) {
   ASSERT_TRUE(t);
   auto dead = watch("team-a", "gpuaas.v1.deadletter.team-a");
   const auto results = daemon_->stats();
-  auto ev = core::make_event("ev-result", "test", kT0);
+  auto ev = wire::make_event("ev-result", "test", kT0);
   auto* r = ev.mutable_queue()->mutable_action_result();
   r->set_outcome(v1::ActionResult::CONFLICT);
   r->mutable_target()->set_kind("RayJob");
   r->mutable_target()->set_namespace_("team-b");
   r->mutable_target()->set_name("bob-ray");
-  ev.set_type(std::string(core::kTypeActionResult));
+  ev.set_type(std::string(wire::kTypeActionResult));
   ASSERT_TRUE(
-      t->publish_stored(core::encode_event(ev, kSubjects.submissions("team-a", "ActionResult")),
+      t->publish_stored(wire::encode_event(ev, kSubjects.submissions("team-a", "ActionResult")),
                         "ev-result")
           .is_ok());
   drain();
@@ -756,9 +756,9 @@ TEST_F(NatsIsolationTest, ATenantCannotSpeakForTheCluster) {
   EXPECT_EQ(daemon_->stats().action_results_conflict, results.action_results_conflict);
 
   auto actions = watch("admin", "gpuaas.v1.actions.>");
-  auto bad = core::make_object_event(core::ChangeType::kAdded, job_json("team-a", "bad-id"),
+  auto bad = wire::make_object_event(wire::ChangeType::kAdded, job_json("team-a", "bad-id"),
                                      "ev-\xff\xfe", "test", kT0);
-  auto msg = core::encode_event(bad, kSubjects.submissions("team-a", "Job"));
+  auto msg = wire::encode_event(bad, kSubjects.submissions("team-a", "Job"));
   ASSERT_TRUE(t->publish_stored(msg, "ev-bad-id").is_ok());
   drain();
   EXPECT_NE(next_deadletter(dead->sub).find("not valid UTF-8"), std::string::npos);

@@ -21,9 +21,9 @@
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace {
 
@@ -35,9 +35,9 @@ const gpuaas::bus::Subjects kSubjects("gpuaas");
 
 void publish(gpuaas::bus::Bus& bus, const std::string& subject, const json& object, int n) {
   auto ev =
-      core::make_object_event(core::ChangeType::kAdded, object.dump(), "seed-" + std::to_string(n),
-                              "fuzz", core::EventTime(std::chrono::seconds(1'800'000'000 + n)));
-  if (!bus.publish_stored(core::encode_event(ev, subject), ev.id())) std::abort();
+      wire::make_object_event(wire::ChangeType::kAdded, object.dump(), "seed-" + std::to_string(n),
+                              "fuzz", wire::EventTime(std::chrono::seconds(1'800'000'000 + n)));
+  if (!bus.publish_stored(wire::encode_event(ev, subject), ev.id())) std::abort();
 }
 
 json job(const std::string& ns, const std::string& name, int gpus) {

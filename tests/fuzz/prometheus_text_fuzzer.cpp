@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "gpuaas/core/prometheus_text.hpp"
+#include "gpuaas/wire/prometheus_text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(bytes), size);
-  const auto parsed = gpuaas::core::parse_prometheus_text(text);
+  const auto parsed = gpuaas::wire::parse_prometheus_text(text);
   std::size_t lines = 1;
   for (char c : text) lines += c == '\n' ? 1 : 0;
   for (const auto& s : parsed.samples) {

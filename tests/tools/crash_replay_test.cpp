@@ -19,8 +19,8 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
-#include "gpuaas/core/event_time.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/event_time.hpp"
 #include "nats_fixture.hpp"
 #include "process.hpp"
 
@@ -169,11 +169,11 @@ class History {
   History(std::size_t n, const std::string& policy_file) {
     auto policy = core::policy_set_object({policy_file});
     EXPECT_TRUE(policy.is_ok()) << policy.status().message();
-    add("", core::kPolicySetKind, core::ChangeType::kAdded, policy.is_ok() ? *policy : "");
+    add("", core::kPolicySetKind, wire::ChangeType::kAdded, policy.is_ok() ? *policy : "");
     for (int i = 0; i < 2; ++i) {
-      add("", "Node", core::ChangeType::kAdded,
+      add("", "Node", wire::ChangeType::kAdded,
           node_json("h100-" + std::to_string(i), "NVIDIA-H100-80GB-HBM3"));
-      add("", "Node", core::ChangeType::kAdded,
+      add("", "Node", wire::ChangeType::kAdded,
           node_json("a100-" + std::to_string(i), "NVIDIA-A100-SXM4-80GB"));
     }
     std::mt19937_64 rng(20261130);
@@ -181,26 +181,26 @@ class History {
     std::map<std::string, Job> live;
     int next_job = 0;
     for (int64_t step = 0; events_.size() < n; ++step) {
-      now_ = core::EventTime(seconds(1'767'225'600 + step * 10));
+      now_ = wire::EventTime(seconds(1'767'225'600 + step * 10));
       tick(step);
       if (events_.size() < n && rng() % 2 == 0) {
         Job j{rng() % 2 == 0 ? "team-a" : "team-b", "job-" + std::to_string(next_job++),
               rng() % 4 == 0 ? "high" : "low", 1 << (rng() % 3)};
-        add(j.ns, "PyTorchJob", core::ChangeType::kAdded, job_json(j));
+        add(j.ns, "PyTorchJob", wire::ChangeType::kAdded, job_json(j));
         leaving[step + 30 + static_cast<int64_t>(rng() % 360)].push_back(j.name);
         live.emplace(j.name, std::move(j));
       }
       if (events_.size() < n && !live.empty() && rng() % 5 == 0) {
         auto it = std::next(live.begin(), static_cast<long>(rng() % live.size()));
         ++it->second.rv;
-        add(it->second.ns, "PyTorchJob", core::ChangeType::kModified, job_json(it->second));
+        add(it->second.ns, "PyTorchJob", wire::ChangeType::kModified, job_json(it->second));
       }
       if (auto due = leaving.find(step); due != leaving.end()) {
         for (const auto& name : due->second) {
           if (events_.size() >= n) break;
           auto it = live.find(name);
           ++it->second.rv;
-          add(it->second.ns, "PyTorchJob", core::ChangeType::kDeleted, job_json(it->second));
+          add(it->second.ns, "PyTorchJob", wire::ChangeType::kDeleted, job_json(it->second));
           live.erase(it);
         }
         leaving.erase(due);
@@ -218,7 +218,7 @@ class History {
       const auto& e = events_[i];
       std::string subject = e.kind.empty() ? subjects.ticks() : subjects.events(e.ns, e.kind);
       ASSERT_TRUE(
-          bus.publish_stored_async(core::encode_event(e.event, subject), e.event.id()).is_ok());
+          bus.publish_stored_async(wire::encode_event(e.event, subject), e.event.id()).is_ok());
       if (i % 2000 == 1999) {
         ASSERT_TRUE(bus.wait_stored(seconds(30)).is_ok());
       }
@@ -232,20 +232,20 @@ class History {
     std::string ns, kind;  // kind "" for a tick
     v1::Event event;
   };
-  void add(const std::string& ns, const std::string& kind, core::ChangeType change,
+  void add(const std::string& ns, const std::string& kind, wire::ChangeType change,
            std::string object) {
     std::string id = "ev-" + std::to_string(events_.size());
     events_.push_back(
-        {ns, kind, core::make_object_event(change, std::move(object), id, "crash-test", now_)});
+        {ns, kind, wire::make_object_event(change, std::move(object), id, "crash-test", now_)});
   }
   void tick(int64_t step) {
-    v1::Event ev = core::make_event("ev-" + std::to_string(events_.size()), "crash-test", now_);
+    v1::Event ev = wire::make_event("ev-" + std::to_string(events_.size()), "crash-test", now_);
     ev.mutable_queue()->mutable_tick()->set_sequence(static_cast<uint64_t>(step + 1));
-    ev.set_type(std::string(core::kTypeTick));
+    ev.set_type(std::string(wire::kTypeTick));
     events_.push_back({"", "", std::move(ev)});
   }
 
-  core::EventTime now_ = core::EventTime(seconds(1'767'225'600));
+  wire::EventTime now_ = wire::EventTime(seconds(1'767'225'600));
   std::vector<Stored> events_;
 };
 
@@ -307,7 +307,7 @@ class CrashReplay : public NatsServerTest {
         EXPECT_TRUE(a.ParseFromArray(d.data(), static_cast<int>(d.size())));
         std::string subject(std::string((*batch)->subject(i)).substr(root.size()));
         a.clear_epoch();
-        if (!out.emplace(a.decision_id(), subject + " " + core::action_to_json(a)).second)
+        if (!out.emplace(a.decision_id(), subject + " " + wire::action_to_json(a)).second)
           ++*repeats;
       }
     }

@@ -11,7 +11,7 @@
 
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/subjects.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 #include "nats_fixture.hpp"
 #include "process.hpp"
 
@@ -141,13 +141,13 @@ TEST_F(DaemonEndToEnd, GarbageIsDeadLetteredAndTheDaemonCarriesOn) {
     return s.is_object() && s["nodes"].size() == 1 && s["intake"]["deadlettered"] >= 1;
   }));
   // A manifest whose namespace disagrees with its subject is refused by the daemon too.
-  auto ev = core::make_object_event(
-      core::ChangeType::kAdded,
+  auto ev = wire::make_object_event(
+      wire::ChangeType::kAdded,
       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x","namespace":"tenant-b"}})",
-      "forged-1", "test", core::EventTime(std::chrono::seconds(1)));
+      "forged-1", "test", wire::EventTime(std::chrono::seconds(1)));
   ASSERT_TRUE(
       (*bus)
-          ->publish_stored(core::encode_event(ev, subjects.events("tenant-a", "Pod")), "forged-1")
+          ->publish_stored(wire::encode_event(ev, subjects.events("tenant-a", "Pod")), "forged-1")
           .is_ok());
   EXPECT_TRUE(eventually([&] {
     auto s = state();
@@ -309,12 +309,12 @@ TEST_P(DaemonRestart, EveryEventAppliedExactlyOnce) {
   std::thread publisher([&] {
     for (int i = 0; i < kEvents; ++i) {
       std::string name = "p-" + std::to_string(i);
-      auto ev = core::make_object_event(
-          core::ChangeType::kAdded,
+      auto ev = wire::make_object_event(
+          wire::ChangeType::kAdded,
           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
               R"(","namespace":"ns"},"spec":{"containers":[]}})",
-          "ev-" + std::to_string(i), "test", core::EventTime(std::chrono::seconds(1000 + i)));
-      auto st = (*bus)->publish_stored_async(core::encode_event(ev, subjects.events("ns", "Pod")),
+          "ev-" + std::to_string(i), "test", wire::EventTime(std::chrono::seconds(1000 + i)));
+      auto st = (*bus)->publish_stored_async(wire::encode_event(ev, subjects.events("ns", "Pod")),
                                              ev.id());
       if (!st.is_ok()) break;
       if (i % 200 == 199) {

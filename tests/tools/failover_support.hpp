@@ -14,7 +14,7 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/subjects.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::testing {
 
@@ -104,12 +104,12 @@ class PodPublisher {
     thread_ = std::thread([this, n] {
       for (int i = 0; i < n; ++i) {
         std::string name = "p-" + std::to_string(i);
-        auto ev = core::make_object_event(
-            core::ChangeType::kAdded,
+        auto ev = wire::make_object_event(
+            wire::ChangeType::kAdded,
             R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
                 R"(","namespace":"ns"},"spec":{"containers":[]}})",
-            "ev-" + std::to_string(i), "test", core::EventTime(std::chrono::seconds(1000 + i)));
-        auto msg = core::encode_event(ev, subjects_.events("ns", "Pod"));
+            "ev-" + std::to_string(i), "test", wire::EventTime(std::chrono::seconds(1000 + i)));
+        auto msg = wire::encode_event(ev, subjects_.events("ns", "Pod"));
         Status st = retry_for(std::chrono::seconds(60), [&] {
           auto ack = bus_.publish_stored(msg, ev.id());
           if (!ack) ++retries_;

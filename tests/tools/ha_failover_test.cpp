@@ -19,7 +19,7 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::testing {
 namespace {
@@ -80,13 +80,13 @@ class HaFailover : public NatsServerTest {
                                  bin_dir() + "/../plugins"},
         dir_ + "/" + name + ".log");
   }
-  void publish(const std::string& ns, const std::string& kind, core::ChangeType change,
+  void publish(const std::string& ns, const std::string& kind, wire::ChangeType change,
                const std::string& object) {
     bus::Subjects subjects(kRoot);
     int n = next_event_++;
-    auto ev = core::make_object_event(change, object, "ev-" + std::to_string(n), "ha-test",
-                                      core::EventTime(std::chrono::seconds(1'767'225'600 + n)));
-    auto ack = bus_->publish_stored(core::encode_event(ev, subjects.events(ns, kind)), ev.id());
+    auto ev = wire::make_object_event(change, object, "ev-" + std::to_string(n), "ha-test",
+                                      wire::EventTime(std::chrono::seconds(1'767'225'600 + n)));
+    auto ack = bus_->publish_stored(wire::encode_event(ev, subjects.events(ns, kind)), ev.id());
     ASSERT_TRUE(ack.is_ok()) << ack.status().message();
   }
   json state() {
@@ -139,14 +139,14 @@ TEST_F(HaFailover, StandbyTakesOverWithinTheTtlWithAHigherEpoch) {
   });
   auto policy = core::policy_set_object({dir_ + "/policy.yaml"});
   ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  publish("", core::kPolicySetKind, core::ChangeType::kAdded, *policy);
+  publish("", core::kPolicySetKind, wire::ChangeType::kAdded, *policy);
   publish(
-      "", "Node", core::ChangeType::kAdded,
+      "", "Node", wire::ChangeType::kAdded,
       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"h100-a","resourceVersion":"1",)"
       R"("labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}},"status":{"capacity":)"
       R"({"cpu":"96","memory":"1Ti","nvidia.com/gpu":"4"},"allocatable":{"cpu":"94",)"
       R"("memory":"1000Gi","nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}})");
-  publish("team-a", "PyTorchJob", core::ChangeType::kAdded, job("one", 2));
+  publish("team-a", "PyTorchJob", wire::ChangeType::kAdded, job("one", 2));
 
   auto a = start("a");
   auto b = start("b");
@@ -174,13 +174,13 @@ TEST_F(HaFailover, StandbyTakesOverWithinTheTtlWithAHigherEpoch) {
   auto& standby = a_leads ? b : a;
 
   // The leader dies; the standby takes over and admits what the first one did not get to.
-  publish("team-a", "PyTorchJob", core::ChangeType::kAdded, job("two", 2));
+  publish("team-a", "PyTorchJob", wire::ChangeType::kAdded, job("two", 2));
   ASSERT_TRUE(eventually([&] { return admitted("two"); }, std::chrono::seconds(10)));
   leader->signal(SIGKILL);
   EXPECT_EQ(leader->stop(SIGKILL), -1);
   auto killed = std::chrono::steady_clock::now();
-  publish("team-a", "PyTorchJob", core::ChangeType::kAdded, job("three", 2));
-  publish("team-a", "PyTorchJob", core::ChangeType::kDeleted, job("one", 2));
+  publish("team-a", "PyTorchJob", wire::ChangeType::kAdded, job("three", 2));
+  publish("team-a", "PyTorchJob", wire::ChangeType::kDeleted, job("one", 2));
   ASSERT_TRUE(eventually([&] { return admitted("three"); }, kTtl * 5)) << standby->log();
   double second_takeover =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();

@@ -1,7 +1,7 @@
 // The cost report as a user meets it: gpuaasd on a real nats-server with a policy that prices the
 // flavor, a node and a running job's pod applied with gpuaasctl, then `gpuaasctl report` (table
 // and JSON) and its mistakes. The figures themselves are checked by hand in
-// tests/core/accounting/; here the command, its keys and its exit codes.
+// tests/core/cost/; here the command, its keys and its exit codes.
 #include <gtest/gtest.h>
 
 #include "daemon_e2e.hpp"

@@ -9,10 +9,10 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/transport_bench.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::bench {
 namespace {
@@ -37,19 +37,19 @@ struct Workload {
 Workload make_events(const json& tmpl, int64_t n, const bus::Subjects& subjects) {
   Workload w;
   w.messages.reserve(static_cast<std::size_t>(n));
-  auto t0 = core::EventTime(std::chrono::seconds(1'800'000'000));
+  auto t0 = wire::EventTime(std::chrono::seconds(1'800'000'000));
   std::string kind = tmpl["kind"];
   std::string ns = tmpl["metadata"].value("namespace", "");
   json obj = tmpl;
   for (int64_t i = 0; i < n; ++i) {
     std::string name = "bench-" + std::to_string(i % 1000);
     obj["metadata"]["name"] = name;
-    obj["metadata"]["uid"] = core::stable_uid(kind, ns, name);
+    obj["metadata"]["uid"] = wire::stable_uid(kind, ns, name);
     obj["metadata"]["resourceVersion"] = std::to_string(i + 1);
     // kubectl get -o json indents by 4.
-    auto ev = core::make_object_event(core::ChangeType::kModified, obj.dump(), std::to_string(i),
+    auto ev = wire::make_object_event(wire::ChangeType::kModified, obj.dump(), std::to_string(i),
                                       "bench", t0 + std::chrono::milliseconds(i));
-    w.messages.push_back(core::encode_event(ev, subjects.events(ns, kind)));
+    w.messages.push_back(wire::encode_event(ev, subjects.events(ns, kind)));
     w.bytes += w.messages.back().data.size();
   }
   return w;

@@ -215,7 +215,7 @@ int run_soak_bench(const SoakOptions& o) {
   // The scene first: the policy and the nodes, applied before the clock starts.
   const auto t0 = Clock::now();
   SoakTraffic traffic(o.mix, o.root, json::parse((*manifests)[0].json),
-                      core::EventTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      wire::EventTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())));
   auto scene = traffic.setup(*policy);
   for (const auto& m : scene) {

@@ -43,7 +43,7 @@ json job_object(const std::string& ns, const std::string& name, int gpus, const 
           {"metadata",
            {{"name", name},
             {"namespace", ns},
-            {"uid", core::stable_uid("Job", ns, name)},
+            {"uid", wire::stable_uid("Job", ns, name)},
             {"resourceVersion", rv},
             {"generation", 1},
             {"creationTimestamp", created},
@@ -82,7 +82,7 @@ json pod_object(const json& job, const std::string& node, const std::string& rv,
            {{"name", pod},
             {"generateName", name + "-"},
             {"namespace", ns},
-            {"uid", core::stable_uid("Pod", ns, pod)},
+            {"uid", wire::stable_uid("Pod", ns, pod)},
             {"resourceVersion", rv},
             {"creationTimestamp", created},
             {"labels",
@@ -109,7 +109,7 @@ void add_label(v1::MetricSample& s, const char* name, const std::string& value) 
 }  // namespace
 
 SoakTraffic::SoakTraffic(SoakMix mix, const std::string& root, json node_template,
-                         core::EventTime start)
+                         wire::EventTime start)
     : mix_(mix),
       subjects_(root),
       node_template_(std::move(node_template)),
@@ -127,16 +127,16 @@ SoakTraffic::SoakTraffic(SoakMix mix, const std::string& root, json node_templat
 }
 
 bus::Message SoakTraffic::object_event(const std::string& ns, const std::string& kind,
-                                       core::ChangeType change, const json& obj) {
+                                       wire::ChangeType change, const json& obj) {
   std::string id = "soak-" + std::to_string(counts_.events++);
-  auto ev = core::make_object_event(change, obj.dump(), id, kSource, now_);
-  return core::encode_event(ev, subjects_.events(ns, kind));
+  auto ev = wire::make_object_event(change, obj.dump(), id, kSource, now_);
+  return wire::encode_event(ev, subjects_.events(ns, kind));
 }
 
 std::vector<bus::Message> SoakTraffic::setup(const std::string& policy_set_json) {
   std::vector<bus::Message> out;
   out.push_back(
-      object_event("", "PolicySet", core::ChangeType::kAdded, json::parse(policy_set_json)));
+      object_event("", "PolicySet", wire::ChangeType::kAdded, json::parse(policy_set_json)));
   // The published kwok GPU node, without its taint (these nodes take the soak's pods).
   json node = node_template_;
   if (node.contains("spec")) node["spec"].erase("taints");
@@ -147,12 +147,12 @@ std::vector<bus::Message> SoakTraffic::setup(const std::string& policy_set_json)
   for (int i = 0; i < mix_.nodes; ++i) {
     const std::string& name = node_names_[static_cast<std::size_t>(i)];
     node["metadata"]["name"] = name;
-    node["metadata"]["uid"] = core::stable_uid("Node", "", name);
+    node["metadata"]["uid"] = wire::stable_uid("Node", "", name);
     node["metadata"]["resourceVersion"] = next_rv();
     node["metadata"]["labels"]["kubernetes.io/hostname"] = name;
     node["metadata"]["labels"]["nvidia.com/gpu.product"] = kProducts[i % 2];
     node["metadata"]["labels"]["nvidia.com/gpu.count"] = std::to_string(mix_.gpus_per_node);
-    out.push_back(object_event("", "Node", core::ChangeType::kAdded, node));
+    out.push_back(object_event("", "Node", wire::ChangeType::kAdded, node));
   }
   return out;
 }
@@ -178,11 +178,11 @@ bus::Message SoakTraffic::next(Clock::duration elapsed, Clock::time_point now) {
 
 bus::Message SoakTraffic::tick() {
   std::string id = "soak-" + std::to_string(counts_.events++);
-  v1::Event ev = core::make_event(id, kSource, now_);
+  v1::Event ev = wire::make_event(id, kSource, now_);
   ev.mutable_queue()->mutable_tick()->set_sequence(++next_tick_);
-  ev.set_type(std::string(core::kTypeTick));
+  ev.set_type(std::string(wire::kTypeTick));
   ++counts_.ticks;
-  return core::encode_event(ev, subjects_.ticks());
+  return wire::encode_event(ev, subjects_.ticks());
 }
 
 bus::Message SoakTraffic::new_job(Clock::time_point now) {
@@ -191,10 +191,10 @@ bus::Message SoakTraffic::new_job(Clock::time_point now) {
   const uint64_t r = rng_() % 20;  // 1 GPU 50 %, 2 GPUs 25 %, 4 GPUs 15 %, 8 GPUs 10 %
   const int gpus = r < 10 ? 1 : r < 15 ? 2 : r < 18 ? 4 : 8;
   const std::string name = "soak-job-" + std::to_string(next_job_++);
-  LiveJob j{ns,     name, job_object(ns, name, gpus, next_rv(), core::format_rfc3339(now_)),
+  LiveJob j{ns,     name, job_object(ns, name, gpus, next_rv(), wire::format_rfc3339(now_)),
             json(), gpus, -1,
             false,  now};
-  auto msg = object_event(ns, "Job", core::ChangeType::kAdded, j.job);
+  auto msg = object_event(ns, "Job", wire::ChangeType::kAdded, j.job);
   const auto key = job_key(ns, name);
   jobs_.emplace(key, std::move(j));
   ++counts_.jobs_submitted;
@@ -257,30 +257,30 @@ std::optional<bus::Message> SoakTraffic::job_step(const Due& d) {
   auto it = jobs_.find(d.key);
   if (it == jobs_.end()) return std::nullopt;
   LiveJob& j = it->second;
-  const std::string now = core::format_rfc3339(now_);
+  const std::string now = wire::format_rfc3339(now_);
   json& st = j.job["status"];
-  auto job_event = [&](core::ChangeType change) {
+  auto job_event = [&](wire::ChangeType change) {
     j.job["metadata"]["resourceVersion"] = next_rv();
     return object_event(j.ns, "Job", change, j.job);
   };
-  auto pod_event = [&](core::ChangeType change) {
+  auto pod_event = [&](wire::ChangeType change) {
     j.pod["metadata"]["resourceVersion"] = next_rv();
     return object_event(j.ns, "Pod", change, j.pod);
   };
   switch (d.step) {
     case Step::kGiveUp: {
       if (j.admitted) return std::nullopt;
-      auto m = job_event(core::ChangeType::kDeleted);
+      auto m = job_event(wire::ChangeType::kDeleted);
       jobs_.erase(it);
       ++counts_.jobs_given_up;
       return m;
     }
     case Step::kUnsuspend:
       j.job["metadata"]["generation"] = 2;
-      return job_event(core::ChangeType::kModified);
+      return job_event(wire::ChangeType::kModified);
     case Step::kPodAdded:
       j.pod = pod_object(j.job, node_names_[static_cast<std::size_t>(j.node)], next_rv(), now);
-      return object_event(j.ns, "Pod", core::ChangeType::kAdded, j.pod);
+      return object_event(j.ns, "Pod", wire::ChangeType::kAdded, j.pod);
     case Step::kPodRunning: {
       int left = j.gpus;
       const std::string holder = j.ns + "/" + j.pod["metadata"]["name"].get<std::string>();
@@ -301,11 +301,11 @@ std::optional<bus::Message> SoakTraffic::job_step(const Due& d) {
                                               {"ready", true},
                                               {"restartCount", 0},
                                               {"state", {{"running", {{"startedAt", now}}}}}}})}};
-      return pod_event(core::ChangeType::kModified);
+      return pod_event(wire::ChangeType::kModified);
     }
     case Step::kJobRunning:
       st = {{"active", 1}, {"ready", 1}, {"startTime", now}, {"terminating", 0}};
-      return job_event(core::ChangeType::kModified);
+      return job_event(wire::ChangeType::kModified);
     case Step::kPodSucceeded: {
       const std::string holder = j.ns + "/" + j.pod["metadata"]["name"].get<std::string>();
       for (auto& g : gpu_holder_[static_cast<std::size_t>(j.node)]) {
@@ -316,7 +316,7 @@ std::optional<bus::Message> SoakTraffic::job_step(const Due& d) {
       j.pod["status"]["containerStatuses"][0]["ready"] = false;
       j.pod["status"]["containerStatuses"][0]["state"] = {
           {"terminated", {{"exitCode", 0}, {"reason", "Completed"}, {"finishedAt", now}}}};
-      return pod_event(core::ChangeType::kModified);
+      return pod_event(wire::ChangeType::kModified);
     }
     case Step::kJobComplete:
       st["active"] = 0;
@@ -325,11 +325,11 @@ std::optional<bus::Message> SoakTraffic::job_step(const Due& d) {
       st["completionTime"] = now;
       st["conditions"] =
           json::array({{{"type", "Complete"}, {"status", "True"}, {"lastTransitionTime", now}}});
-      return job_event(core::ChangeType::kModified);
+      return job_event(wire::ChangeType::kModified);
     case Step::kJobDeleted:
-      return job_event(core::ChangeType::kDeleted);
+      return job_event(wire::ChangeType::kDeleted);
     case Step::kPodDeleted: {
-      auto m = pod_event(core::ChangeType::kDeleted);
+      auto m = pod_event(wire::ChangeType::kDeleted);
       jobs_.erase(it);
       ++counts_.jobs_completed;
       return m;
@@ -355,7 +355,7 @@ bus::Message SoakTraffic::scrape(int node) {
       s->set_name(metric);
       s->set_value(std::string_view(metric) == "DCGM_FI_DEV_GPU_UTIL" ? util : util * 700);
       add_label(*s, "gpu", std::to_string(g));
-      add_label(*s, "UUID", "GPU-" + core::stable_uid("GPU", host, std::to_string(g)));
+      add_label(*s, "UUID", "GPU-" + wire::stable_uid("GPU", host, std::to_string(g)));
       add_label(*s, "device", "nvidia" + std::to_string(g));
       add_label(*s, "modelName", kProducts[node % 2]);
       add_label(*s, "Hostname", host);
@@ -365,11 +365,11 @@ bus::Message SoakTraffic::scrape(int node) {
     }
   }
   std::string id = "soak-" + std::to_string(counts_.events++);
-  v1::Event ev = core::make_event(id, kSource, now_);
+  v1::Event ev = wire::make_event(id, kSource, now_);
   *ev.mutable_metrics() = std::move(batch);
-  ev.set_type(std::string(core::kTypeMetrics));
+  ev.set_type(std::string(wire::kTypeMetrics));
   ++counts_.samples;
-  return core::encode_event(ev, subjects_.metrics(""));
+  return wire::encode_event(ev, subjects_.metrics(""));
 }
 
 }  // namespace gpuaas::bench

@@ -15,7 +15,7 @@
 
 #include "gpuaas/bus/message.hpp"
 #include "gpuaas/bus/subjects.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::bench {
 
@@ -39,7 +39,7 @@ class SoakTraffic {
  public:
   using Clock = std::chrono::steady_clock;
   SoakTraffic(SoakMix mix, const std::string& root, nlohmann::json node_template,
-              core::EventTime start);
+              wire::EventTime start);
 
   // The scene, published before the paced events: the PolicySet object and the Nodes.
   std::vector<bus::Message> setup(const std::string& policy_set_json);
@@ -85,7 +85,7 @@ class SoakTraffic {
     Clock::time_point submitted;
   };
 
-  bus::Message object_event(const std::string& ns, const std::string& kind, core::ChangeType change,
+  bus::Message object_event(const std::string& ns, const std::string& kind, wire::ChangeType change,
                             const nlohmann::json& obj);
   bus::Message new_job(Clock::time_point now);
   std::optional<bus::Message> job_step(const Due& d);
@@ -97,8 +97,8 @@ class SoakTraffic {
   SoakMix mix_;
   bus::Subjects subjects_;
   nlohmann::json node_template_;
-  core::EventTime start_;
-  core::EventTime now_;
+  wire::EventTime start_;
+  wire::EventTime now_;
   std::mt19937_64 rng_;
   uint64_t rv_ = 1000, seq_ = 0, next_job_ = 0, next_tick_ = 0, next_node_ = 0;
   std::vector<std::string> node_names_;

@@ -10,8 +10,8 @@
 #include "bridge.hpp"
 #include "bridge_config.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/logging.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
+#include "gpuaas/telemetry/logging.hpp"
 #include "kube_auth.hpp"
 #include "kube_client.hpp"
 
@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
   if (advisory) cfg.actions.apply = false;
   if (webhook) cfg.webhook.listen = *webhook;
   if (admin) cfg.admin = *admin;
-  if (auto s = gpuaas::core::setup_logging(log_format.value_or("text"), log_level.value_or("info"));
+  if (auto s =
+          gpuaas::telemetry::setup_logging(log_format.value_or("text"), log_level.value_or("info"));
       !s) {
     std::cerr << "gpuaas-bridge: " << s.message() << "\n";
     return 2;

@@ -9,7 +9,7 @@
 
 #include "alibaba_trace.hpp"
 #include "chart.hpp"
-#include "gpuaas/core/logging.hpp"
+#include "gpuaas/telemetry/logging.hpp"
 #include "placement_experiment.hpp"
 #include "replay.hpp"
 #include "report.hpp"
@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  (void)gpuaas::core::setup_logging(
+  (void)gpuaas::telemetry::setup_logging(
       "text", std::getenv("GPUAAS_SIM_LOG") ? std::getenv("GPUAAS_SIM_LOG") : "warn");
 
   if (placement) {

@@ -7,10 +7,10 @@
 
 #include "commands.hpp"
 #include "gpuaas/base/kube_scope.hpp"
-#include "gpuaas/core/event_codec.hpp"
-#include "gpuaas/core/object_decoder.hpp"
-#include "gpuaas/core/prometheus_text.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/prometheus_text.hpp"
+#include "gpuaas/wire/uuid_text.hpp"
 
 namespace gpuaas::ctl {
 namespace {
@@ -66,7 +66,7 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
     // generateName: the API server appends five random characters; so do we (like kubectl create).
     if (!meta.contains("name")) {
       static const char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-      std::string suffix = core::random_uuid();
+      std::string suffix = wire::random_uuid();
       std::string name = meta["generateName"];
       for (int i = 0; i < 5; ++i)
         name.push_back(kAlphabet[static_cast<unsigned char>(suffix[i]) % 27]);
@@ -75,7 +75,7 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
     std::string name = meta["name"];
     if (!meta.contains("uid") || !meta["uid"].is_string() ||
         meta["uid"].get<std::string>().empty()) {
-      meta["uid"] = core::stable_uid(kind, ns, name);
+      meta["uid"] = wire::stable_uid(kind, ns, name);
     }
     ready.push_back({o.submit ? subjects.submissions(ns, kind) : subjects.events(ns, kind),
                      obj.dump(), lower(kind) + "/" + name});
@@ -85,11 +85,11 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
   auto now =
       std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
   for (auto& r : ready) {
-    std::string id = core::random_uuid();
-    auto ev = core::make_object_event(
-        change == ObjectChange::kApply ? core::ChangeType::kAdded : core::ChangeType::kDeleted,
+    std::string id = wire::random_uuid();
+    auto ev = wire::make_object_event(
+        change == ObjectChange::kApply ? wire::ChangeType::kAdded : wire::ChangeType::kDeleted,
         std::move(r.json), id, ctx.source, now);
-    auto ack = (*bus)->publish_stored(core::encode_event(ev, r.subject), id);
+    auto ack = (*bus)->publish_stored(wire::encode_event(ev, r.subject), id);
     if (!ack) return fail(ack.status());
     std::cout << r.display
               << (o.submit ? (change == ObjectChange::kApply ? " submitted" : " withdrawn")
@@ -102,7 +102,7 @@ int publish_objects(const CtlContext& ctx, ObjectChange change, const PublishOpt
 int push_metrics(const CtlContext& ctx, const std::string& file) {
   auto text = kube::read_input(file);
   if (!text) return fail(text.status());
-  auto parsed = core::parse_prometheus_text(*text);
+  auto parsed = wire::parse_prometheus_text(*text);
   if (!parsed.errors.empty()) {
     std::string origin = file == "-" ? "<stdin>" : file;
     for (const auto& e : parsed.errors) {
@@ -123,8 +123,8 @@ int push_metrics(const CtlContext& ctx, const std::string& file) {
     if (!bus::Subjects::valid_token(ns)) ns.clear();
     auto it = by_ns.find(ns);
     if (it == by_ns.end()) {
-      it = by_ns.emplace(ns, core::make_event(core::random_uuid(), ctx.source, now)).first;
-      it->second.set_type(std::string(core::kTypeMetrics));
+      it = by_ns.emplace(ns, wire::make_event(wire::random_uuid(), ctx.source, now)).first;
+      it->second.set_type(std::string(wire::kTypeMetrics));
     }
     auto* out = it->second.mutable_metrics()->add_samples();
     out->set_name(s.name);
@@ -140,7 +140,7 @@ int push_metrics(const CtlContext& ctx, const std::string& file) {
   if (!bus) return fail(bus.status());
   auto subjects = ctx.subjects();
   for (auto& [ns, ev] : by_ns) {
-    auto ack = (*bus)->publish_stored(core::encode_event(ev, subjects.metrics(ns)), ev.id());
+    auto ack = (*bus)->publish_stored(wire::encode_event(ev, subjects.metrics(ns)), ev.id());
     if (!ack) return fail(ack.status());
   }
   std::cout << parsed.samples.size() << " samples pushed in " << by_ns.size() << " event(s)\n";

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/streams.hpp"
 
 namespace gpuaas::ctl {
 namespace {
@@ -29,21 +29,21 @@ std::string render(WatchTarget target, const bus::Message& m, bool json) {
     case WatchTarget::kActions: {
       v1::Action a;
       if (!a.ParseFromString(m.data)) return json ? R"({"error":"undecodable action"})" : "?";
-      return json ? core::action_to_json(a) : human_action(a);
+      return json ? wire::action_to_json(a) : human_action(a);
     }
     case WatchTarget::kDeadletter: {
       v1::DeadLetter d;
       if (!d.ParseFromString(m.data)) return json ? R"({"error":"undecodable dead letter"})" : "?";
-      if (json) return core::deadletter_to_json(d);
+      if (json) return wire::deadletter_to_json(d);
       return d.subject() + " (seq " + std::to_string(d.stream_sequence()) + "): " + d.reason();
     }
     case WatchTarget::kEvents: {
       v1::Event e;
-      if (auto s = core::decode_event(m.data, m.header("content-type"), e); !s) {
+      if (auto s = wire::decode_event(m.data, m.header("content-type"), e); !s) {
         nlohmann::json j = {{"subject", m.subject}, {"error", s.message()}};
         return json ? j.dump() : m.subject + ": " + s.message();
       }
-      if (json) return core::event_to_json(e);
+      if (json) return wire::event_to_json(e);
       std::string what = e.type();
       if (e.has_metrics()) what += " (" + std::to_string(e.metrics().samples_size()) + " samples)";
       return m.subject + " " + what + " " + e.id();
@@ -72,9 +72,8 @@ int watch(const CtlContext& ctx, const WatchOptions& o) {
   if (o.target == WatchTarget::kActions) {
     // Through JetStream: each decision is stored once (deduplicated by decision id), so a replay
     // by the daemon never shows twice here.
-    auto cfg = core::default_config(ctx.subject_root);
-    auto tail =
-        (*bus)->open_tail(cfg.actions_stream.name, subjects.all(bus::SubjectCategory::kActions));
+    auto tail = (*bus)->open_tail(wire::streams(ctx.subject_root).actions.name,
+                                  subjects.all(bus::SubjectCategory::kActions));
     if (!tail) return fail(tail.status());
     while (!done()) {
       auto wait =

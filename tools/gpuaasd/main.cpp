@@ -12,9 +12,9 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/admission_controller.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/logging.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
+#include "gpuaas/telemetry/logging.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
 
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   if (admin) cfg.admin_listen = *admin;
   if (log_format) cfg.log_format = *log_format;
   if (log_level) cfg.log_level = *log_level;
-  if (auto s = gpuaas::core::setup_logging(cfg.log_format, cfg.log_level); !s) {
+  if (auto s = gpuaas::telemetry::setup_logging(cfg.log_format, cfg.log_level); !s) {
     std::cerr << "gpuaasd: " << s.message() << "\n";
     return 2;
   }

@@ -8,6 +8,13 @@
 #include "scheduler_state.hpp"
 
 namespace gpuaas::admission {
+
+// Why flavors did not fit, kept across the flavors and groups tried, for the status.
+struct FitNotes {
+  bool saw_waiting = false, saw_placement = false, saw_exceeds = false;
+  std::string waiting_msg, placement_msg, exceeds_msg, selector_msg;
+};
+
 namespace {
 
 using Mode = Assignment::Mode;
@@ -27,7 +34,105 @@ bool preemption_enabled(const policy::ClusterQueue& cq) {
          p.borrow_within_cohort != policy::BorrowWithinCohort::kNever;
 }
 
+// Total request per resource, for the pod counts asked.
+Amounts total_request(const WorkloadInfo& w, const std::vector<int64_t>& counts) {
+  Amounts total;
+  for (std::size_t i = 0; i < w.pod_sets.size(); ++i) {
+    for (const auto& amt : w.pod_sets[i].per_pod) {
+      if (amt.milli <= 0) continue;
+      auto it = std::find_if(total.begin(), total.end(),
+                             [&](const Amount& t) { return t.resource == amt.resource; });
+      if (it == total.end()) it = total.insert(total.end(), Amount{amt.resource, 0});
+      it->milli += amt.milli * counts[i];
+    }
+  }
+  return total;
+}
+
+int64_t request_of(const Amounts& total, int r) {
+  for (const auto& t : total)
+    if (t.resource == r) return t.milli;
+  return 0;
+}
+
+// The status of a workload no flavor fits: the most telling reason seen.
+void explain_no_fit(Assignment& a, const FitNotes& n, const std::string& cq_name) {
+  a.mode = Mode::kNoFit;
+  a.holder = "quota";
+  if (n.saw_waiting) {
+    a.reason = reason::kWaitingForQuota;
+    a.message = n.waiting_msg;
+  } else if (n.saw_placement) {
+    a.reason = reason::kWaitingForNodes;
+    a.message = n.placement_msg;
+    a.holder = "placement";
+  } else if (n.saw_exceeds) {
+    a.reason = reason::kExceedsMaxQuota;
+    a.message = n.exceeds_msg;
+  } else {
+    a.reason = reason::kNoMatchingFlavor;
+    a.message = n.selector_msg.empty()
+                    ? "no flavor of ClusterQueue " + cq_name + " exists for what it asks"
+                    : n.selector_msg;
+  }
+}
+
 }  // namespace
+
+// How flavor f rates on quota for the group's resources: Fit, Borrow, Preempt or NoFit.
+Assignment::Mode Scheduler::State::quota_mode(const Entry& e, int f, const std::string& flavor,
+                                              const std::vector<int>& in_group,
+                                              const Amounts& total, bool can_preempt,
+                                              FitNotes& notes) const {
+  const std::string& cq_name = policy->cluster_queues[static_cast<std::size_t>(e.cq)].name;
+  Mode m = Mode::kFit;
+  for (int r : in_group) {
+    const int64_t need = request_of(total, r);
+    if (need <= 0) continue;
+    const int fr = tree->fr_index(f, r);
+    if (fr < 0) {
+      notes.saw_exceeds = true;
+      notes.exceeds_msg = "flavor " + flavor + " has no quota for " + resources.name(r);
+      return Mode::kNoFit;
+    }
+    const int64_t potential = tree->potential_available(e.cq, fr);
+    if (need > potential) {
+      notes.saw_exceeds = true;
+      notes.exceeds_msg = "needs " + format_milli(need) + " " + resources.name(r) + " of flavor " +
+                          flavor + ", more than ClusterQueue " + cq_name + " can ever get (" +
+                          format_milli(potential) + ")";
+      return Mode::kNoFit;
+    }
+    const int64_t avail = tree->available(e.cq, fr);
+    if (need > avail) {
+      notes.saw_waiting = true;
+      // No free amount in the message: a retry that quota rules out keeps this status
+      // without rebuilding it, so the sentence must stay true while the workload waits.
+      notes.waiting_msg = "needs " + format_milli(need) + " " + resources.name(r) + " of flavor " +
+                          flavor + ", more than ClusterQueue " + cq_name + " has free now";
+      m = std::min(m, can_preempt ? Mode::kPreempt : Mode::kNoFit);
+    } else if (tree->would_borrow(e.cq, fr, need)) {
+      m = std::min(m, Mode::kBorrow);
+    }
+  }
+  return m;
+}
+
+// The pods, constrained by the flavors the other resource groups chose (their node labels and
+// tolerations).
+std::vector<PodGroup> Scheduler::State::with_group_flavors(const Assignment& a) const {
+  std::vector<PodGroup> pods = a.groups;
+  for (int chosen : a.group_flavors) {
+    if (chosen < 0) continue;
+    const auto* of = policy->flavor(tree->flavor_name(chosen));
+    if (!of) continue;
+    for (auto& pgp : pods) {
+      for (const auto& [k, v] : of->node_labels) pgp.node_selector[k] = v;
+      pgp.tolerations.insert(pgp.tolerations.end(), of->tolerations.begin(), of->tolerations.end());
+    }
+  }
+  return pods;
+}
 
 Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& counts_in,
                                     bool placement, bool force,
@@ -39,17 +144,7 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
   for (std::size_t i = 0; i < e.info.pod_sets.size(); ++i)
     a.counts.push_back(counts_in.empty() ? e.info.pod_sets[i].count : counts_in[i]);
 
-  // Total request per resource.
-  Amounts total;
-  for (std::size_t i = 0; i < e.info.pod_sets.size(); ++i) {
-    for (const auto& amt : e.info.pod_sets[i].per_pod) {
-      if (amt.milli <= 0) continue;
-      auto it = std::find_if(total.begin(), total.end(),
-                             [&](const Amount& t) { return t.resource == amt.resource; });
-      if (it == total.end()) it = total.insert(total.end(), Amount{amt.resource, 0});
-      it->milli += amt.milli * a.counts[i];
-    }
-  }
+  const Amounts total = total_request(e.info, a.counts);
   const auto& groups = cq.resource_groups;
   const auto& in_group = group_resources[static_cast<std::size_t>(e.cq)];  // interned, per group
   std::vector<bool> needed(groups.size(), false);
@@ -83,16 +178,11 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
     if (placement) a.placement = Placement{};
     return a;
   }
-  auto request = [&](int r) {
-    for (const auto& t : total)
-      if (t.resource == r) return t.milli;
-    return int64_t{0};
-  };
+  auto request = [&](int r) { return request_of(total, r); };
 
   Mode overall = Mode::kFit;
   std::optional<Placement> chosen_placement;
-  bool saw_waiting = false, saw_placement = false, saw_exceeds = false;
-  std::string waiting_msg, placement_msg, exceeds_msg, selector_msg;
+  FitNotes notes;
   std::vector<std::size_t> order;
   for (std::size_t g = 0; g < groups.size(); ++g)
     if (needed[g] && static_cast<int>(g) != pg) order.push_back(g);
@@ -118,65 +208,23 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
       for (const auto& ps : e.info.pod_sets)
         conflict = conflict || (rf && selector_conflicts(ps.node_selector, rf->node_labels));
       if (conflict && !force) {
-        selector_msg = "the workload's nodeSelector excludes flavor " + fq.flavor;
+        notes.selector_msg = "the workload's nodeSelector excludes flavor " + fq.flavor;
         continue;
       }
-      Mode m = Mode::kFit;
-      for (int r : in_group[g]) {
-        const int64_t need = request(r);
-        if (need <= 0) continue;
-        const int fr = tree->fr_index(f, r);
-        if (force) continue;
-        if (fr < 0) {
-          m = Mode::kNoFit;
-          saw_exceeds = true;
-          exceeds_msg = "flavor " + fq.flavor + " has no quota for " + resources.name(r);
-          break;
-        }
-        const int64_t potential = tree->potential_available(e.cq, fr);
-        if (need > potential) {
-          m = Mode::kNoFit;
-          saw_exceeds = true;
-          exceeds_msg = "needs " + format_milli(need) + " " + resources.name(r) + " of flavor " +
-                        fq.flavor + ", more than ClusterQueue " + cq_name + " can ever get (" +
-                        format_milli(potential) + ")";
-          break;
-        }
-        const int64_t avail = tree->available(e.cq, fr);
-        if (need > avail) {
-          saw_waiting = true;
-          // No free amount in the message: a retry that quota rules out keeps this status
-          // without rebuilding it, so the sentence must stay true while the workload waits.
-          waiting_msg = "needs " + format_milli(need) + " " + resources.name(r) + " of flavor " +
-                        fq.flavor + ", more than ClusterQueue " + cq_name + " has free now";
-          m = std::min(m, can_preempt ? Mode::kPreempt : Mode::kNoFit);
-        } else if (tree->would_borrow(e.cq, fr, need)) {
-          m = std::min(m, Mode::kBorrow);
-        }
-      }
+      Mode m =
+          force ? Mode::kFit : quota_mode(e, f, fq.flavor, in_group[g], total, can_preempt, notes);
       std::optional<Placement> p;
       if (static_cast<int>(g) == pg && placement && (m == Mode::kFit || m == Mode::kBorrow)) {
-        // The other groups' flavors constrain the same pods.
-        std::vector<PodGroup> pods = a.groups;
-        for (std::size_t og = 0; og < groups.size(); ++og) {
-          if (a.group_flavors[og] < 0) continue;
-          const auto* of = policy->flavor(tree->flavor_name(a.group_flavors[og]));
-          if (!of) continue;
-          for (auto& pgp : pods) {
-            for (const auto& [k, v] : of->node_labels) pgp.node_selector[k] = v;
-            pgp.tolerations.insert(pgp.tolerations.end(), of->tolerations.begin(),
-                                   of->tolerations.end());
-          }
-        }
+        std::vector<PodGroup> pods = with_group_flavors(a);
         p = nodes.fit(f, pods, policy->admission.placement_candidates);
         if (!p) {
-          saw_placement = true;
-          placement_msg = nodes.could_ever_fit(f, pods)
-                              ? "quota is free but the pods do not fit on the Ready nodes of "
-                                "flavor " +
-                                    fq.flavor + " now"
-                              : "the pods can never fit on the nodes of flavor " + fq.flavor +
-                                    " (too large for any node, or no node matches)";
+          notes.saw_placement = true;
+          notes.placement_msg = nodes.could_ever_fit(f, pods)
+                                    ? "quota is free but the pods do not fit on the Ready nodes of "
+                                      "flavor " +
+                                          fq.flavor + " now"
+                                    : "the pods can never fit on the nodes of flavor " + fq.flavor +
+                                          " (too large for any node, or no node matches)";
           m = Mode::kNoFit;
         } else {
           a.groups = std::move(pods);
@@ -201,26 +249,7 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
         break;
     }
     if (best < 0 || best_mode == Mode::kNoFit) {
-      a.mode = Mode::kNoFit;
-      if (saw_waiting) {
-        a.reason = reason::kWaitingForQuota;
-        a.message = waiting_msg;
-        a.holder = "quota";
-      } else if (saw_placement) {
-        a.reason = reason::kWaitingForNodes;
-        a.message = placement_msg;
-        a.holder = "placement";
-      } else if (saw_exceeds) {
-        a.reason = reason::kExceedsMaxQuota;
-        a.message = exceeds_msg;
-        a.holder = "quota";
-      } else {
-        a.reason = reason::kNoMatchingFlavor;
-        a.message = selector_msg.empty()
-                        ? "no flavor of ClusterQueue " + cq_name + " exists for what it asks"
-                        : selector_msg;
-        a.holder = "quota";
-      }
+      explain_no_fit(a, notes, cq_name);
       return a;
     }
     a.group_flavors[g] = best;
@@ -237,7 +266,7 @@ Assignment Scheduler::State::assign(const Entry& e, const std::vector<int64_t>& 
   a.mode = overall;
   if (overall == Mode::kPreempt) {
     a.reason = reason::kWaitingForQuota;
-    a.message = waiting_msg;
+    a.message = notes.waiting_msg;
     a.holder = "quota";
   }
   if (placement && (overall == Mode::kFit || overall == Mode::kBorrow)) {

@@ -26,15 +26,9 @@ struct Entry {
 
 }  // namespace
 
-QuotaTree::QuotaTree(const policy::PolicySet& set, NameIndex& resources) {
-  for (const auto& flavor : set.flavors) flavor_names_.intern(flavor.name);
-  for (const auto& cq : set.cluster_queues) {
-    if (cq_names_.intern(cq.name) != cq_count_) {
-      throw std::invalid_argument("ClusterQueue " + cq.name + " is written twice");
-    }
-    ++cq_count_;
-  }
-
+// Names the nodes and links each to its parent: the written Cohorts, then those only named by a
+// ClusterQueue or as a parent. Returns the written Cohort of each cohort node (null: implicit).
+std::vector<const policy::Cohort*> QuotaTree::link_nodes(const policy::PolicySet& set) {
   // Cohorts: the written ones, then those only named by a ClusterQueue or as a parent (Kueue
   // creates these implicitly: no quota of their own, no parent).
   std::vector<const policy::Cohort*> written;
@@ -72,6 +66,11 @@ QuotaTree::QuotaTree(const policy::PolicySet& set, NameIndex& resources) {
     if (p >= 0) parent_[cq_count_ + c] = cq_count_ + p;
   }
 
+  return written;
+}
+
+std::vector<int> QuotaTree::node_depths() const {
+  const int nodes = static_cast<int>(parent_.size());
   // Depth of every node; a cycle has no root to account at, so the set is refused (Kueue
   // deactivates such a tree; the loader rejects it first).
   std::vector<int> depth(nodes, -1);  // -2: on the current walk
@@ -90,6 +89,23 @@ QuotaTree::QuotaTree(const policy::PolicySet& set, NameIndex& resources) {
     int d = x < 0 ? -1 : depth[x];
     for (auto it = walk.rbegin(); it != walk.rend(); ++it) depth[*it] = ++d;
   }
+
+  return depth;
+}
+
+QuotaTree::QuotaTree(const policy::PolicySet& set, NameIndex& resources) {
+  for (const auto& flavor : set.flavors) flavor_names_.intern(flavor.name);
+  for (const auto& cq : set.cluster_queues) {
+    if (cq_names_.intern(cq.name) != cq_count_) {
+      throw std::invalid_argument("ClusterQueue " + cq.name + " is written twice");
+    }
+    ++cq_count_;
+  }
+
+  const std::vector<const policy::Cohort*> written = link_nodes(set);
+  const int cohorts = static_cast<int>(written.size());
+  const int nodes = cq_count_ + cohorts;
+  const std::vector<int> depth = node_depths();
 
   // Quotas as written. A flavor that is not a ResourceFlavor of the set is skipped: Kueue keeps
   // the ClusterQueue inactive (FlavorNotFound) and no workload can be assigned that flavor.
@@ -150,6 +166,13 @@ QuotaTree::QuotaTree(const policy::PolicySet& set, NameIndex& resources) {
     }
   }
 
+  sum_subtrees(depth, cohorts);
+  index_cluster_queues(set, cohorts);
+}
+
+void QuotaTree::sum_subtrees(const std::vector<int>& depth, int cohorts) {
+  const int nodes = static_cast<int>(parent_.size());
+  const std::size_t cells = cells_.size();
   // Subtree quota bottom-up: a node is complete once every deeper node has lent to it.
   std::vector<int> order(nodes);
   std::iota(order.begin(), order.end(), 0);
@@ -189,7 +212,9 @@ QuotaTree::QuotaTree(const policy::PolicySet& set, NameIndex& resources) {
       lendable_[c * resource_count_ + fr_resource_[fr]] += quotas_[at(cq_count_ + c, fr)].potential;
     }
   }
+}
 
+void QuotaTree::index_cluster_queues(const policy::PolicySet& set, int cohorts) {
   // Per ClusterQueue: ancestors, covered frs, weight, and the ClusterQueues sharing its root.
   std::vector<int> group_of_root(cohorts, -1);
   for (int q = 0; q < cq_count_; ++q) {

@@ -85,6 +85,26 @@ struct Entry {
   bool live = false;
 };
 
+struct FitNotes;  // flavor_assignment.cpp
+
+// A workload preemption may stop, and why it may (preemption.cpp).
+struct PreemptionCandidate {
+  uint32_t id = 0;
+  bool other_queue = false;
+  bool lets_borrow = true;  // the preemptor may borrow while evicting it (borrowWithinCohort)
+  int32_t priority = 0;
+  int64_t admitted_ms = 0;
+  bool on_time = false;  // another queue's, on time for its deadline: taken last
+  const char* rule = "";
+};
+
+struct PreemptionCandidates {
+  std::vector<PreemptionCandidate> list;  // in the order they are taken
+  std::optional<Time> unprotected_at;     // when the first protected one stops being protected
+  std::string deadline_kept;              // one the deadline rule kept, for the status
+  std::size_t deadline_kept_count = 0;
+};
+
 struct CqState {
   std::set<QueueKey> pending;
   std::set<QueueKey> fresh;      // not tried since the last change that could help them
@@ -146,6 +166,7 @@ struct Scheduler::State {
   bool try_entry(uint32_t id, Time now, std::vector<Decision>& out);
   // False when the quota cannot hold the workload whatever the flavor: a retry can skip the
   // full assignment (exact: an upper bound of what any flavor offers).
+  void wake_due(Time now);  // wakeups due: worth another try
   bool may_fit_quota(const Entry& e) const;
   // Whether the workload would borrow on its first flavors (orders heads across queues).
   bool would_borrow(const Entry& e) const;
@@ -161,13 +182,24 @@ struct Scheduler::State {
   Assignment assign(const Entry& e, const std::vector<int64_t>& counts, bool placement,
                     bool force = false, const std::vector<std::string>* prefer = nullptr) const;
   Assignment assign_with_partial(const Entry& e) const;
+  std::vector<PodGroup> with_group_flavors(const Assignment& a) const;
+  Assignment::Mode quota_mode(const Entry& e, int f, const std::string& flavor,
+                              const std::vector<int>& in_group, const Amounts& total,
+                              bool can_preempt, FitNotes& notes) const;
   // Whether admission waits for the pods to fit on nodes (false: quota only, as Kueue does).
   bool node_fit() const { return policy->admission.require_node_fit; }
   // An assignment that may admit: placed on nodes, or nodes are not checked.
   bool placed(const Assignment& a) const { return a.placement.has_value() || !node_fit(); }
 
-  // preemption.cpp
+  // preemption.cpp: candidates, then a minimal set of victims, then the evictions.
   bool preempt_for(uint32_t id, Assignment& a, Time now, std::vector<Decision>& out);
+  PreemptionCandidates preemption_candidates(const Entry& e, const Assignment& a, Time now) const;
+  // Indices into c.list of a minimal set that makes room, their usage taken out of the tree
+  // (evict_for puts it back); empty when none does, or when it waits for a protection window.
+  std::vector<std::size_t> choose_victims(const Entry& e, const Assignment& a,
+                                          PreemptionCandidates& c, bool* waits_for_protection);
+  bool evict_for(uint32_t id, const Assignment& a, const std::vector<PreemptionCandidate>& list,
+                 std::vector<std::size_t> victims, Time now, std::vector<Decision>& out);
   // Deadlines within a ClusterQueue: `victim` runs on time for a deadline no later one outranks.
   bool keeps_its_deadline(const Entry& victim, const Entry& preemptor) const;
 

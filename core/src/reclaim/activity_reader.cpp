@@ -34,7 +34,7 @@ const std::vector<policy::IdleThreshold>& thresholds_of(const policy::IdleReclai
   return rule.thresholds.empty() ? fallback : rule.thresholds;
 }
 
-void add_sample(v1::MetricBatch& batch, const SeriesSample& s, double value, EventTime t) {
+void add_sample(v1::MetricBatch& batch, const SeriesSample& s, double value, wire::EventTime t) {
   auto* m = batch.add_samples();
   m->set_name(s.name);
   for (const auto& [k, v] : s.labels) {
@@ -47,13 +47,13 @@ void add_sample(v1::MetricBatch& batch, const SeriesSample& s, double value, Eve
       std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count());
 }
 
-EventTime from_ms(int64_t ms) { return EventTime(std::chrono::milliseconds(ms)); }
+wire::EventTime from_ms(int64_t ms) { return wire::EventTime(std::chrono::milliseconds(ms)); }
 
 }  // namespace
 
 ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workload,
                               const std::vector<const KubeObject*>& workload_pods,
-                              const policy::IdleReclaimPolicy& rule, EventTime fresh_since,
+                              const policy::IdleReclaimPolicy& rule, wire::EventTime fresh_since,
                               bool ask_plugin) {
   ActivityVerdict v;
   const std::string& ns = workload.meta.namespace_;
@@ -61,7 +61,7 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
   for (const KubeObject* p : workload_pods) pods.insert(p->meta.name);
   bool evidence = false;
   bool used = false;
-  auto use = [&](EventTime t, std::string why) {
+  auto use = [&](wire::EventTime t, std::string why) {
     if (!used || t > *v.last_active) {
       v.last_active = t;
       v.evidence = std::move(why);
@@ -87,7 +87,7 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
   // The plugin reads the rest: everything of the namespace that is attributed to the workload,
   // but not DCGM (the thresholds above decide GPU use).
   std::string plugin_evidence;
-  std::optional<EventTime> idle_last_active;
+  std::optional<wire::EventTime> idle_last_active;
   if (ask_plugin && model.interpreter() != nullptr &&
       model.interpreter()->can(workload, kPluginCapActivity)) {
     v1::MetricBatch batch;
@@ -111,7 +111,7 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
     auto a = model.interpreter()->activity(workload, batch);
     if (a) {
       const auto& act = *a;
-      const EventTime at =
+      const wire::EventTime at =
           act.has_last_active() && act.last_active().seconds() > 0
               ? from_ms(act.last_active().seconds() * 1000 + act.last_active().nanos() / 1000000)
               : model.now();

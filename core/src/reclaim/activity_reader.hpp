@@ -16,9 +16,9 @@ namespace gpuaas::core {
 struct ActivityVerdict {
   enum class Level { kUnknown, kActive, kIdle };
   Level level = Level::kUnknown;
-  std::optional<EventTime> last_active;  // latest time something showed use
-  std::string evidence;                  // for a person: which samples decided
-  std::optional<EventTime> asked_at;     // latest use its plugin saw: requests, tasks, kernels
+  std::optional<wire::EventTime> last_active;  // latest time something showed use
+  std::string evidence;                        // for a person: which samples decided
+  std::optional<wire::EventTime> asked_at;  // latest use its plugin saw: requests, tasks, kernels
 };
 
 // Attribution: a sample labelled with a pod (pod / exported_pod) belongs to the workload whose
@@ -29,7 +29,7 @@ struct ActivityVerdict {
 // `pods`: the workload's pods (ClusterModel::pods_of, or an index of them built once per pass).
 ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workload,
                               const std::vector<const KubeObject*>& pods,
-                              const policy::IdleReclaimPolicy& rule, EventTime fresh_since,
+                              const policy::IdleReclaimPolicy& rule, wire::EventTime fresh_since,
                               bool ask_plugin);
 
 }  // namespace gpuaas::core

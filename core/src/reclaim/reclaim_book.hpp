@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "gpuaas/admission/workload.hpp"
-#include "gpuaas/core/event_time.hpp"
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 #include "gpuaas/reclaim/arrival_model.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::base {
 class ArchiveReader;
@@ -41,15 +41,15 @@ const char* to_string(ReclaimPhase p);
 struct ReclaimState {
   ReclaimPhase phase = ReclaimPhase::kActive;
   std::string rule;  // ReclaimRule::id it was matched with
-  EventTime running_since{};
-  EventTime last_activity{};
+  wire::EventTime running_since{};
+  wire::EventTime last_activity{};
   std::string evidence;  // what the last look found
-  std::optional<EventTime> woken_at;
+  std::optional<wire::EventTime> woken_at;
   // Woken: not idle until more of its pods run than did at zero (-1: not waiting for them).
   int waking_from_pods = -1;
   // At zero.
-  EventTime at_zero_since{};
-  EventTime reserved_until{};
+  wire::EventTime at_zero_since{};
+  wire::EventTime reserved_until{};
   bool lent = false;
   policy::IdleAction action = policy::IdleAction::kScaleToZero;
   bool saw_suspended = false;  // lifecycle showed SUSPENDED since the action took effect
@@ -57,7 +57,7 @@ struct ReclaimState {
   std::optional<admission::WorkloadInfo> demand;  // as admitted, to queue it again after a release
   // learnArrivals.
   std::unique_ptr<reclaim::ArrivalModel> arrivals;
-  std::optional<EventTime> last_arrival;
+  std::optional<wire::EventTime> last_arrival;
   std::chrono::milliseconds timeout_in_force{0};
   std::chrono::milliseconds wake_latency{std::chrono::seconds(60)};  // the last wake's, measured
 };

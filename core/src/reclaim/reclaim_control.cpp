@@ -13,9 +13,9 @@
 #include "../admission_inputs.hpp"
 #include "../admission_output.hpp"
 #include "activity_reader.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/workload_plugin.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -28,11 +28,11 @@ using std::chrono::seconds;
 // Decisions are taken at the first event at least this long after the previous look.
 constexpr seconds kReclaimInterval{5};
 
-admission::Time to_time(EventTime t) {
+admission::Time to_time(wire::EventTime t) {
   return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
 }
 
-std::string when(EventTime t) { return format_rfc3339(t); }
+std::string when(wire::EventTime t) { return wire::format_rfc3339(t); }
 
 std::string secs(milliseconds d) { return policy::format_duration(duration_cast<seconds>(d)); }
 
@@ -116,7 +116,7 @@ void woke(ReclaimState& st, const ClusterModel& model, const KubeObject& obj) {
 void AdmissionController::Impl::reclaim(ClusterModel& model, const std::string& key,
                                         const KubeObject& obj, ReclaimState& st, ReclaimRule& rule,
                                         const std::string& why, std::string_view event_id) {
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   const auto& p = rule.spec;
   WorkloadInterpreter* in = model.interpreter();
   WorkloadAction action = p.action == policy::IdleAction::kScaleToZero
@@ -135,7 +135,7 @@ void AdmissionController::Impl::reclaim(ClusterModel& model, const std::string& 
   }
   v1::ActionRequest req;
   req.set_reason(why);
-  set_time(*req.mutable_time(), now);
+  wire::set_time(*req.mutable_time(), now);
   if (!publish(model, obj, action, req, "reclaim/idle", "", event_id)) return;
   st.phase = ReclaimPhase::kAtZero;
   st.at_zero_since = now;
@@ -176,7 +176,7 @@ void AdmissionController::Impl::wake(ClusterModel& model, const std::string& key
                                      const KubeObject& obj, ReclaimState& st,
                                      const std::string& why, std::string_view event_id,
                                      std::vector<admission::Decision>& out) {
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   if (reclaim_actions) reclaim_actions->Add({{"action", "Wake"}, {"rule", st.rule}}).Increment();
   spdlog::info("{} {}/{}: wakes ({})", obj.meta.kind, obj.meta.namespace_, obj.meta.name, why);
   if (st.phase == ReclaimPhase::kAtZero) {
@@ -185,7 +185,7 @@ void AdmissionController::Impl::wake(ClusterModel& model, const std::string& key
     out.insert(out.end(), preempt.begin(), preempt.end());
     v1::ActionRequest req;
     req.set_reason(why);
-    set_time(*req.mutable_time(), now);
+    wire::set_time(*req.mutable_time(), now);
     const WorkloadAction back = st.action == policy::IdleAction::kScaleToZero
                                     ? WorkloadAction::kScaleBack
                                     : WorkloadAction::kAdmit;
@@ -240,7 +240,7 @@ void AdmissionController::Impl::held_out_changed(ClusterModel& model, const std:
 void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_view event_id,
                                              std::vector<admission::Decision>& out) {
   if (const auto& hook = ReclaimBook::pass_hook()) hook(book, scheduler->policy());
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   const uint64_t samples = model.stats().samples_recorded;
   const bool new_samples = samples != samples_seen;
   samples_seen = samples;
@@ -312,7 +312,7 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
       st.last_activity = now;
       continue;
     }
-    const EventTime fresh = now - std::max(p.idle_window, seconds(60));
+    const wire::EventTime fresh = now - std::max(p.idle_window, seconds(60));
     const ActivityVerdict a = read_activity(model, *obj, own_pods, p, fresh,
                                             p.requests_are_activity || p.kernel_activity);
     st.evidence = a.evidence;
@@ -357,7 +357,7 @@ void AdmissionController::Impl::reclaim_pass(ClusterModel& model, std::string_vi
 }
 
 void AdmissionController::Impl::gate_pass(ClusterModel& model, std::string_view event_id) {
-  const EventTime now = model.now();
+  const wire::EventTime now = model.now();
   for (const auto& key : std::exchange(gate_candidates, {})) {
     const KubeObject* obj = model.object(key);
     const WorkloadView* v = model.view_of(key);
@@ -365,7 +365,7 @@ void AdmissionController::Impl::gate_pass(ClusterModel& model, std::string_view 
     if (!book.gate_of(*obj) || !queued.count(key)) continue;
     v1::ActionRequest req;
     req.set_reason("held until admitted (NotebookPolicy gate)");
-    set_time(*req.mutable_time(), now);
+    wire::set_time(*req.mutable_time(), now);
     if (publish(model, *obj, WorkloadAction::kSuspend, req, "notebook/gate", "", event_id)) {
       gated.insert(key);
       if (reclaim_actions)

@@ -74,7 +74,7 @@ using namespace detail;  // NOLINT
 void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
                           admission::Scheduler& scheduler,
                           const std::vector<admission::NodeDemand>& admitted,
-                          const PodsByNode& pods_by_node, const Plan& plan, EventTime now,
+                          const PodsByNode& pods_by_node, const Plan& plan, wire::EventTime now,
                           Output& out) {
   const auto& spec = pool.spec;
   // Who holds each node: placements of admitted work (parked ones too), and pods.

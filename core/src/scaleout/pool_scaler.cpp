@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 #include "pool_scaler_support.hpp"
 
 namespace gpuaas::scaleout {
@@ -16,11 +16,11 @@ namespace {
 
 using namespace detail;  // NOLINT: the shared helpers
 
-using core::EventTime;
 using core::KubeObject;
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using wire::EventTime;
 
 // GPU quota of the flavor: nominal quota in every ClusterQueue and Cohort.
 int64_t flavor_quota(const policy::PolicySet& set, const std::string& flavor) {
@@ -128,20 +128,21 @@ int32_t PoolScaler::replicas(const Pool& pool) const {
   return static_cast<int32_t>(pool.nodes.size() - pool.removing.size() + pool.asked.size());
 }
 
-void PoolScaler::fail(Pool& pool, EventTime now, const std::string& what, int64_t nodes) {
+void PoolScaler::fail(Pool& pool, wire::EventTime now, const std::string& what, int64_t nodes) {
   pool.failures += nodes;
   if (pool.backoff_until != now) {  // one backoff step per scan, however many nodes failed
     pool.backoff_until = now + pool.backoff_next;
     pool.backoff_next = std::min(pool.backoff_next * 2, pool.spec.max_backoff);
   }
-  pool.last_note = what + "; no scale-out until " + core::format_rfc3339(pool.backoff_until);
+  pool.last_note = what + "; no scale-out until " + wire::format_rfc3339(pool.backoff_until);
   count_failures(pool.spec.name, static_cast<double>(nodes));
   spdlog::warn("NodePool {}: {}", pool.spec.name, pool.last_note);
 }
 
 // The nodes as they are now: new ones answer the oldest request, Ready ones teach the
 // provisioning time, those that never come up are given up on.
-void PoolScaler::scan(Pool& pool, const core::ClusterModel& model, EventTime now, Output& out) {
+void PoolScaler::scan(Pool& pool, const core::ClusterModel& model, wire::EventTime now,
+                      Output& out) {
   std::set<std::string> seen;
   for (const auto& [name, n] : model.nodes()) {
     if (!in_pool(pool, n)) continue;
@@ -201,7 +202,7 @@ void PoolScaler::scan(Pool& pool, const core::ClusterModel& model, EventTime now
 }
 
 void PoolScaler::scale_to(Pool& pool, int32_t r, int32_t added, const std::string& rule,
-                          const std::string& why, EventTime now, Output& out) {
+                          const std::string& why, wire::EventTime now, Output& out) {
   const auto& t = pool.spec.target;
   switch (t.kind) {
     case policy::ScaleTargetKind::kAction:
@@ -253,7 +254,7 @@ void PoolScaler::cordon(const KubeObject& node, bool on, const std::string& rule
 // The node is named first (Cluster API's delete-machine annotation on its Machine), then the
 // replica count drops, so that the MachineSet removes this node and no other.
 bool PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::string& rule,
-                             const std::string& why, EventTime now, Output& out) {
+                             const std::string& why, wire::EventTime now, Output& out) {
   const auto& t = pool.spec.target;
   if (t.kind == policy::ScaleTargetKind::kMachineSet &&
       node.meta.annotations.find(kMachineAnnotation) == node.meta.annotations.end()) {
@@ -296,13 +297,13 @@ bool PoolScaler::remove_node(Pool& pool, const KubeObject& node, const std::stri
   return true;
 }
 
-void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, EventTime now,
+void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, wire::EventTime now,
                            Output& out) {
   const int32_t add = plan.desired - in.nodes;
   if (add <= 0) return;
   if (now < pool.backoff_until) {
     pool.last_note = "would add " + std::to_string(add) + " node(s) (" + plan.rule +
-                     "), backing off until " + core::format_rfc3339(pool.backoff_until);
+                     "), backing off until " + wire::format_rfc3339(pool.backoff_until);
     return;
   }
   for (int32_t i = 0; i < add; ++i) pool.asked.push_back(now);
@@ -319,7 +320,7 @@ void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, Ev
 
 PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
                                     admission::Scheduler& scheduler,
-                                    const std::set<std::string>& waking, EventTime now) {
+                                    const std::set<std::string>& waking, wire::EventTime now) {
   if (const auto& hook = pass_hook()) hook(*this, scheduler.policy());
   Output out;
   next_scan_ = now + kScanInterval;
@@ -386,7 +387,7 @@ PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
         in.coming.push_back(to_time(st.asked_at.value_or(st.first_seen)) + in.lead);
       }
     }
-    for (EventTime t : pool.asked) in.coming.push_back(to_time(t) + in.lead);
+    for (wire::EventTime t : pool.asked) in.coming.push_back(to_time(t) + in.lead);
     in.nodes = registered + static_cast<int32_t>(pool.asked.size());
     double demand_milli = 0;
     for (const auto& d : in.admitted)
@@ -431,7 +432,7 @@ std::map<std::string, int64_t> PoolScaler::coming_gpus() const {
   return out;
 }
 
-std::string PoolScaler::json(EventTime now) const {
+std::string PoolScaler::json(wire::EventTime now) const {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& pool : pools_) {
     int64_t ready = 0, unready = 0;
@@ -454,7 +455,7 @@ std::string PoolScaler::json(EventTime now) const {
                    {"provisioning_seconds", std::chrono::duration<double>(lead(pool)).count()},
                    {"provisioning_learned_from", pool.lead_samples},
                    {"backoff_until", now < pool.backoff_until
-                                         ? nlohmann::json(core::format_rfc3339(pool.backoff_until))
+                                         ? nlohmann::json(wire::format_rfc3339(pool.backoff_until))
                                          : nlohmann::json(nullptr)},
                    {"plan",
                     {{"desired", p.desired},

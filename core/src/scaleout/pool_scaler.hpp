@@ -62,17 +62,17 @@ class PoolScaler {
   void set_policy(const policy::PolicySet& set);
   bool empty() const { return pools_.empty(); }
   // Looks at the pools when a scan interval of event time has passed since the last look.
-  bool due(core::EventTime now) const { return !pools_.empty() && now >= next_scan_; }
+  bool due(wire::EventTime now) const { return !pools_.empty() && now >= next_scan_; }
   // `waking`: workloads idle reclaim is waking (their GPUs are wanted back at once).
   Output pass(const core::ClusterModel& model, admission::Scheduler& scheduler,
-              const std::set<std::string>& waking, core::EventTime now);
+              const std::set<std::string>& waking, wire::EventTime now);
   // Being drained or removed: admission places nothing there.
   bool cordoned(const std::string& node) const { return cordoned_.count(node) > 0; }
   // GPUs of the nodes asked for that have not registered yet, per flavor: the cloud bills them
   // while they are provisioned, before any Node object shows them.
   std::map<std::string, int64_t> coming_gpus() const;
   // The pools as JSON (gpuaasctl pools, the admin /pools page).
-  std::string json(core::EventTime now) const;
+  std::string json(wire::EventTime now) const;
 
   // Snapshots (pool_scaler_snapshot.cpp): what each pool learned, asked for and is doing, the
   // cordons and the next scan. The pools' specs come from the policy: load_state expects a fresh
@@ -94,8 +94,8 @@ class PoolScaler {
 
  private:
   struct NodeState {
-    core::EventTime first_seen{};
-    std::optional<core::EventTime> asked_at;  // the scale-up it answered
+    wire::EventTime first_seen{};
+    std::optional<wire::EventTime> asked_at;  // the scale-up it answered
     bool up = false;                          // has been Ready with GPUs
     template <typename A>
     friend void archive_fields(A& a, NodeState& s) {
@@ -103,7 +103,7 @@ class PoolScaler {
     }
   };
   struct Drain {
-    core::EventTime started{};
+    wire::EventTime started{};
     template <typename A>
     friend void archive_fields(A& a, Drain& d) {
       a(d.started);
@@ -112,18 +112,18 @@ class PoolScaler {
   struct Pool {
     policy::NodePool spec;
     int64_t quota_milli = -1;
-    std::deque<core::EventTime> asked;  // nodes asked for that have not registered yet
+    std::deque<wire::EventTime> asked;  // nodes asked for that have not registered yet
     std::map<std::string, NodeState> nodes;
-    std::map<std::string, core::EventTime> unneeded_since;
+    std::map<std::string, wire::EventTime> unneeded_since;
     std::map<std::string, Drain> draining;
     std::set<std::string> removing;  // removal asked; until the Node is gone
     int64_t launched = 0;
     int64_t failures = 0;
     int64_t requests = 0;  // ProvisioningRequests created (their names)
-    core::EventTime backoff_until{};
+    wire::EventTime backoff_until{};
     std::chrono::seconds backoff_next{0};
-    std::optional<core::EventTime> last_scale_up;
-    std::optional<core::EventTime> observed_since;  // first look at its nodes
+    std::optional<wire::EventTime> last_scale_up;
+    std::optional<wire::EventTime> observed_since;  // first look at its nodes
     double lead_seconds = 0;                        // learned provisioning time
     int64_t lead_samples = 0;
     std::unique_ptr<DemandTrend> trend;
@@ -133,22 +133,22 @@ class PoolScaler {
 
   template <typename A>
   static void archive_pool(A& a, Pool& p);
-  void scan(Pool& pool, const core::ClusterModel& model, core::EventTime now, Output& out);
-  void scale_out(Pool& pool, const PlanInput& in, const Plan& plan, core::EventTime now,
+  void scan(Pool& pool, const core::ClusterModel& model, wire::EventTime now, Output& out);
+  void scale_out(Pool& pool, const PlanInput& in, const Plan& plan, wire::EventTime now,
                  Output& out);
   // Pods that hold a node (bound, not finished, not DaemonSet pods), by node name.
   using PodsByNode = std::unordered_map<std::string, std::vector<const core::KubeObject*>>;
   void scale_in(Pool& pool, const core::ClusterModel& model, admission::Scheduler& scheduler,
                 const std::vector<admission::NodeDemand>& admitted, const PodsByNode& pods,
-                const Plan& plan, core::EventTime now, Output& out);
+                const Plan& plan, wire::EventTime now, Output& out);
   // `nodes` given up on; the backoff grows one step per scan.
-  void fail(Pool& pool, core::EventTime now, const std::string& what, int64_t nodes);
+  void fail(Pool& pool, wire::EventTime now, const std::string& what, int64_t nodes);
   // Actions: the pool's replica count, the removal of one named node, a cordon.
   void scale_to(Pool& pool, int32_t replicas, int32_t added, const std::string& rule,
-                const std::string& why, core::EventTime now, Output& out);
+                const std::string& why, wire::EventTime now, Output& out);
   // False: the node cannot be named for removal (a MachineSet node without its Machine).
   bool remove_node(Pool& pool, const core::KubeObject& node, const std::string& rule,
-                   const std::string& why, core::EventTime now, Output& out);
+                   const std::string& why, wire::EventTime now, Output& out);
   void cordon(const core::KubeObject& node, bool on, const std::string& rule,
               const std::string& why, Output& out);
   // The counters below, raised by `n` and remembered (for snapshots).
@@ -161,7 +161,7 @@ class PoolScaler {
 
   std::vector<Pool> pools_;
   std::set<std::string> cordoned_;
-  core::EventTime next_scan_{};
+  wire::EventTime next_scan_{};
   // What the counters were raised by, by their labels (pool, direction, rule) and (pool): a
   // restored scaler raises its new counters by as much, so /metrics shows the same totals.
   std::map<std::array<std::string, 3>, double> scale_counts_;

@@ -12,10 +12,10 @@
 
 namespace gpuaas::scaleout::detail {
 
-using core::EventTime;
 using core::KubeObject;
+using wire::EventTime;
 
-inline Time to_time(EventTime t) { return std::chrono::time_point_cast<Millis>(t); }
+inline Time to_time(wire::EventTime t) { return std::chrono::time_point_cast<Millis>(t); }
 
 // A duration as policy files write it ("10m", "1h30m").
 template <typename D>

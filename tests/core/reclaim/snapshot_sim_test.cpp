@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "accounting/gpu_accounting.hpp"
+#include "cost/gpu_accounting.hpp"
 #include "gpuaas/base/archive.hpp"
 #include "reclaim/reclaim_book.hpp"
 #include "report.hpp"
@@ -66,17 +66,17 @@ class AllRoundTrips {
       if (auto copy = restored<scaleout::PoolScaler>(snapshot_of(s), set, c))
         s.adopt_state(std::move(*copy));
     };
-    accounting::GpuAccounting::update_hook() = [&c](accounting::GpuAccounting& a,
-                                                    const policy::PolicySet& set) {
-      if (auto copy = restored<accounting::GpuAccounting>(
-              snapshot_of(a), set, c, static_cast<telemetry::Registry*>(nullptr)))
+    cost::GpuAccounting::update_hook() = [&c](cost::GpuAccounting& a,
+                                              const policy::PolicySet& set) {
+      if (auto copy = restored<cost::GpuAccounting>(snapshot_of(a), set, c,
+                                                    static_cast<telemetry::Registry*>(nullptr)))
         a.adopt_state(std::move(*copy));
     };
   }
   ~AllRoundTrips() {
     ReclaimBook::pass_hook() = nullptr;
     scaleout::PoolScaler::pass_hook() = nullptr;
-    accounting::GpuAccounting::update_hook() = nullptr;
+    cost::GpuAccounting::update_hook() = nullptr;
   }
   AllRoundTrips(const AllRoundTrips&) = delete;
   AllRoundTrips& operator=(const AllRoundTrips&) = delete;

@@ -22,10 +22,10 @@
 namespace gpuaas::scaleout {
 namespace {
 
-using core::EventTime;
 using nlohmann::json;
 using sim::testing::scenario_of;
 using std::chrono::seconds;
+using wire::EventTime;
 
 // How the shared snapshot checks (snapshot_trace.hpp) reach a scaler.
 struct ScalerSnapshots {
@@ -122,7 +122,7 @@ TEST_F(PoolScalerSnapshotTest, ScaleInDecidesTheSameAfterARestore) {
   restore();
   run_for(seconds(30));
   add({{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "empty"}}}},
-      core::ChangeType::kDeleted);
+      wire::ChangeType::kDeleted);
   restore();
   run_for(seconds(700));  // past the drain timeout
   EXPECT_EQ(restores_, 5);

@@ -13,9 +13,9 @@
 namespace gpuaas::scaleout {
 namespace {
 
-using core::EventTime;
 using nlohmann::json;
 using std::chrono::seconds;
+using wire::EventTime;
 
 class PoolScalerTest : public test::ScaleInModel {
  protected:

@@ -49,7 +49,7 @@ class ScaleInModel : public ::testing::Test {
     set_ = std::make_shared<const policy::PolicySet>(std::move(loaded.set));
     scheduler_ = std::make_unique<admission::Scheduler>(set_);
   }
-  void add(const json& obj, core::ChangeType change = core::ChangeType::kAdded) {
+  void add(const json& obj, wire::ChangeType change = wire::ChangeType::kAdded) {
     auto o = decoder_.decode(obj.dump());
     ASSERT_TRUE(o.is_ok()) << o.status().message();
     model_.apply(change, std::move(o).value(), now_);
@@ -101,7 +101,7 @@ class ScaleInModel : public ::testing::Test {
   core::ObjectDecoder decoder_;
   std::shared_ptr<const policy::PolicySet> set_;
   std::unique_ptr<admission::Scheduler> scheduler_;
-  core::EventTime now_ = core::EventTime(std::chrono::hours(24 * 365 * 56));
+  wire::EventTime now_ = wire::EventTime(std::chrono::hours(24 * 365 * 56));
 };
 
 }  // namespace gpuaas::scaleout::test

@@ -12,9 +12,9 @@
 #include "decision_reporter.hpp"
 #include "fake_api_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/streams.hpp"
 #include "nats_fixture.hpp"
 
 namespace gpuaas::bridge {
@@ -22,7 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-const core::EventTime kNow = core::from_unix_ms(1'796'000'000'000);
+const wire::EventTime kNow = wire::from_unix_ms(1'796'000'000'000);
 
 json manifest(const std::string& rel, const std::string& kind, const std::string& ns) {
   auto docs = kube::read_manifests(testing::shared_dir() + "/manifests/" + rel);
@@ -76,11 +76,11 @@ class ActionApplierTest : public testing::NatsServerTest {
     auto b = bus::connect_nats(o);
     ASSERT_TRUE(b) << b.status().message();
     bus_ = std::move(b).value();
-    auto daemon = core::default_config(cfg_.root);
-    ASSERT_TRUE(bus_->ensure_stream(daemon.events_stream));
-    ASSERT_TRUE(bus_->ensure_stream(daemon.actions_stream));
-    events_stream_ = daemon.events_stream.name;
-    actions_stream_ = daemon.actions_stream.name;
+    const auto streams = wire::streams(cfg_.root);
+    ASSERT_TRUE(bus_->ensure_stream(streams.events));
+    ASSERT_TRUE(bus_->ensure_stream(streams.actions));
+    events_stream_ = streams.events.name;
+    actions_stream_ = streams.actions.name;
     publisher_ = std::make_unique<EventPublisher>(*bus_, bus::Subjects(cfg_.root),
                                                   "gpuaas-bridge/test", stop_);
     open_applier();
@@ -107,7 +107,7 @@ class ActionApplierTest : public testing::NatsServerTest {
       if (!batch || (*batch)->size() == 0) break;
       for (std::size_t i = 0; i < (*batch)->size(); ++i) {
         v1::Event ev;
-        if (!core::decode_event((*batch)->data(i), (*batch)->header(i, "content-type"), ev))
+        if (!wire::decode_event((*batch)->data(i), (*batch)->header(i, "content-type"), ev))
           continue;
         if (ev.queue().has_action_result()) out.push_back(ev.queue().action_result());
       }
@@ -208,18 +208,18 @@ TEST_F(ActionApplierTest, MessageIdsCarryASaltKeptInTheBucket) {
   EXPECT_EQ(*again, *salt);
   publisher_->set_msg_id_salt(*salt);
   // A tenant's submission that takes the id the bridge's event would have had without the salt.
-  const std::string id = object_event_id("uid-1", "7", core::ChangeType::kDeleted);
+  const std::string id = object_event_id("uid-1", "7", wire::ChangeType::kDeleted);
   auto forged =
-      core::make_object_event(core::ChangeType::kAdded, "{}", id, "tenant", observed_now());
+      wire::make_object_event(wire::ChangeType::kAdded, "{}", id, "tenant", observed_now());
   auto first = bus_->publish_stored(
-      core::encode_event(forged, bus::Subjects(cfg_.root).submissions("team-a", "Job")), id);
+      wire::encode_event(forged, bus::Subjects(cfg_.root).submissions("team-a", "Job")), id);
   ASSERT_TRUE(first);
-  ASSERT_TRUE(publisher_->publish_object("Pod", "team-a", "uid-1", "7", core::ChangeType::kDeleted,
+  ASSERT_TRUE(publisher_->publish_object("Pod", "team-a", "uid-1", "7", wire::ChangeType::kDeleted,
                                          R"({"kind":"Pod"})", observed_now()));
   EXPECT_EQ(publisher_->duplicates(), 0u);
   // Without the salt the forged id wins: the stream drops the bridge's DELETED.
   EventPublisher plain(*bus_, bus::Subjects(cfg_.root), "gpuaas-bridge/test", stop_);
-  ASSERT_TRUE(plain.publish_object("Pod", "team-a", "uid-1", "7", core::ChangeType::kDeleted,
+  ASSERT_TRUE(plain.publish_object("Pod", "team-a", "uid-1", "7", wire::ChangeType::kDeleted,
                                    R"({"kind":"Pod"})", observed_now()));
   EXPECT_EQ(plain.duplicates(), 1u);
   EXPECT_NE(AppliedLedger(nullptr).msg_id_salt().value(), *salt);
@@ -383,7 +383,7 @@ TEST_F(ActionApplierTest, RestartedBridgeAppliesNoActionTwice) {
     for (int i = 0; i < 5; ++i) {
       auto a = action("r" + std::to_string(i) + "/0", job, v1::Action::MERGE_PATCH,
                       {{"metadata", {{"labels", {{"step", std::to_string(i)}}}}}});
-      auto m = core::encode_action(a, subjects.actions("team-a", "RayJob"));
+      auto m = wire::encode_action(a, subjects.actions("team-a", "RayJob"));
       // Another Nats-Msg-Id: as if the duplicate window had passed.
       ASSERT_TRUE(bus_->publish_stored(m, a.decision_id() + suffix));
     }

@@ -12,8 +12,8 @@
 #include "../daemon_e2e.hpp"
 #include "fake_api_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::testing {
 namespace {
@@ -179,7 +179,7 @@ TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
     if (!batch || (*batch)->size() == 0) break;
     for (std::size_t i = 0; i < (*batch)->size(); ++i) {
       v1::Event ev;
-      if (!core::decode_event((*batch)->data(i), (*batch)->header(i, "content-type"), ev)) continue;
+      if (!wire::decode_event((*batch)->data(i), (*batch)->header(i, "content-type"), ev)) continue;
       if (ev.has_object() && ev.object().type() == v1::ObjectEvent::DELETED &&
           ev.id().rfind(uid + ".", 0) == 0 && ev.id().size() > 8 &&
           ev.id().substr(ev.id().size() - 8) == ".DELETED")

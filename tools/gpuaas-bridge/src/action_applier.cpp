@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "bridge_metrics.hpp"
-#include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/streams.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -159,7 +159,7 @@ v1::ActionResult ActionApplier::apply(const v1::Action& a) {
 }
 
 Result<std::optional<v1::ActionResult>> ActionApplier::handle(const v1::Action& a,
-                                                              core::EventTime now) {
+                                                              wire::EventTime now) {
   auto seen = ledger_.seen(a.decision_id());
   if (!seen) return seen.status();
   if (*seen) {
@@ -268,7 +268,7 @@ Status ActionApplier::run(bus::Bus& bus, const bus::ConsumerSettings& consumer) 
 
 bus::ConsumerSettings action_consumer_settings(const BridgeConfig& cfg) {
   bus::ConsumerSettings c;
-  c.stream = core::default_config(cfg.root).actions_stream.name;
+  c.stream = wire::streams(cfg.root).actions.name;
   c.durable = cfg.actions.consumer;
   c.fetch_batch = 64;
   c.fetch_wait = std::chrono::milliseconds(500);

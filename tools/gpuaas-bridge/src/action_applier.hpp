@@ -20,8 +20,8 @@
 #include "bridge_config.hpp"
 #include "event_publisher.hpp"
 #include "gpuaas/bus/bus.hpp"
-#include "gpuaas/core/event_time.hpp"
 #include "gpuaas/v1/action.pb.h"
+#include "gpuaas/wire/event_time.hpp"
 #include "kube_client.hpp"
 
 namespace gpuaas::bridge {
@@ -54,7 +54,7 @@ class ActionApplier {
 
   // Handles one action at event time `now`; the result is published and recorded. nullopt: a
   // repeat of a decision already carried out (nothing done, nothing published).
-  Result<std::optional<v1::ActionResult>> handle(const v1::Action& action, core::EventTime now);
+  Result<std::optional<v1::ActionResult>> handle(const v1::Action& action, wire::EventTime now);
 
   // Takes batches from the durable consumer until `stop`; each batch is acked after every action
   // in it was handled and recorded. A message that is not an Action is reported and acked.

@@ -2,8 +2,8 @@
 
 #include <charconv>
 
-#include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+#include "gpuaas/wire/streams.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -12,7 +12,7 @@ constexpr const char* kSaltKey = "msgid-salt";
 
 std::string new_salt() {
   std::string salt;
-  for (char c : core::random_uuid())
+  for (char c : wire::random_uuid())
     if (c != '-') salt.push_back(c);
   return salt;
 }
@@ -102,7 +102,7 @@ Status AppliedLedger::raise_epoch(uint64_t epoch) {
 
 bus::KvSettings ledger_settings(const BridgeConfig& cfg) {
   bus::KvSettings kv;
-  kv.bucket = cfg.actions.state_bucket.empty() ? core::stream_prefix(cfg.root) + "_BRIDGE"
+  kv.bucket = cfg.actions.state_bucket.empty() ? wire::stream_prefix(cfg.root) + "_BRIDGE"
                                                : cfg.actions.state_bucket;
   kv.replicas = cfg.actions.state_replicas;
   // Longer than the actions stream keeps an action (7 days): a decision still in the stream is

@@ -5,22 +5,21 @@
 #include "action_applier.hpp"
 #include "admission_webhook.hpp"
 #include "decision_reporter.hpp"
-#include "gpuaas/core/daemon_config.hpp"
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 #include "metrics_source.hpp"
 #include "resource_watcher.hpp"
 
 namespace gpuaas::bridge {
 namespace {
 
-core::ChangeType change_of(WatchEvent::Type t) {
+wire::ChangeType change_of(WatchEvent::Type t) {
   switch (t) {
     case WatchEvent::Type::kAdded:
-      return core::ChangeType::kAdded;
+      return wire::ChangeType::kAdded;
     case WatchEvent::Type::kDeleted:
-      return core::ChangeType::kDeleted;
+      return wire::ChangeType::kDeleted;
     default:
-      return core::ChangeType::kModified;
+      return wire::ChangeType::kModified;
   }
 }
 
@@ -82,7 +81,7 @@ Status Bridge::start() {
         bus::Subjects(cfg_.root).all(bus::SubjectCategory::kStatus), [this](const bus::Message& m) {
           v1::Event ev;
           auto ct = m.header("content-type");
-          if (!core::decode_event(m.data, ct, ev) || !ev.queue().has_workload_status()) return;
+          if (!wire::decode_event(m.data, ct, ev) || !ev.queue().has_workload_status()) return;
           auto r = reporter_->report_status(ev.queue().workload_status());
           if (!r.ok() && r.status != 404) {
             spdlog::warn("status annotation on {}: HTTP {} {}",
@@ -164,7 +163,7 @@ void Bridge::metrics_loop() {
   MetricsSource source(std::move(o));
   while (!stop_.load()) {
     const auto now = observed_now();
-    auto round = source.collect(core::to_unix_ms(now));
+    auto round = source.collect(wire::to_unix_ms(now));
     for (const auto& e : round.errors) {
       spdlog::warn("metrics: {}", e);
       metrics_.scrape_error();

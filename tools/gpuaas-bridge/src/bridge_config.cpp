@@ -5,25 +5,25 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpuaas/core/config_readers.hpp"
+#include "gpuaas/config/readers.hpp"
 
 namespace gpuaas::bridge {
 namespace {
 
-using core::read_bool;
-using core::read_string;
-using core::read_table;
-using core::Reader;
-using core::where;
+using config::read_bool;
+using config::read_string;
+using config::read_table;
+using config::Reader;
+using config::where;
 
 template <typename Int>
 Reader int_reader(const std::string& path, Int& out, int64_t min) {
-  return [&path, &out, min](const YAML::Node& n) { return core::read_int(path, n, out, min); };
+  return [&path, &out, min](const YAML::Node& n) { return config::read_int(path, n, out, min); };
 }
 
 template <typename Duration>
 Reader duration_reader(const std::string& path, Duration& out) {
-  return [&path, &out](const YAML::Node& n) { return core::read_duration(path, n, out); };
+  return [&path, &out](const YAML::Node& n) { return config::read_duration(path, n, out); };
 }
 
 Reader string_reader(const std::string& path, std::string& out) {
@@ -111,7 +111,7 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
       {"admin", string_reader(path, cfg.admin)},
       {"nats",
        [&](const YAML::Node& n) {
-         return read_table(path, n, core::nats_readers(path, cfg.nats), "nats");
+         return read_table(path, n, config::nats_readers(path, cfg.nats), "nats");
        }},
       {"kubernetes",
        [&](const YAML::Node& n) {

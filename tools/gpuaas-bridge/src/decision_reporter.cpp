@@ -37,11 +37,11 @@ std::optional<std::string> DecisionReporter::event_reason(const std::string& rul
   return std::nullopt;
 }
 
-std::string DecisionReporter::event_json(const v1::Action& a, core::EventTime now) const {
+std::string DecisionReporter::event_json(const v1::Action& a, wire::EventTime now) const {
   const v1::ObjectRef& t = a.target();
   const std::string reason = event_reason(a.rule()).value_or("Decided");
   const std::string ts =
-      core::format_rfc3339(std::chrono::time_point_cast<std::chrono::seconds>(now));
+      wire::format_rfc3339(std::chrono::time_point_cast<std::chrono::seconds>(now));
   // Cluster-scoped objects (Nodes) get their Events in "default", as kubectl shows them.
   const std::string ns = t.namespace_().empty() ? "default" : t.namespace_();
   // One Event per decision: the name carries a hash of the decision id.
@@ -72,7 +72,7 @@ std::string DecisionReporter::event_json(const v1::Action& a, core::EventTime no
   return ev.dump();
 }
 
-HttpResult DecisionReporter::report_action(const v1::Action& a, core::EventTime now) {
+HttpResult DecisionReporter::report_action(const v1::Action& a, wire::EventTime now) {
   if (!event_reason(a.rule())) return HttpResult{200, "", ""};
   const std::string ns = a.target().namespace_().empty() ? "default" : a.target().namespace_();
   return kube_.request("POST", "/api/v1/namespaces/" + ns + "/events", event_json(a, now));
@@ -85,7 +85,7 @@ std::string DecisionReporter::status_patch(const v1::WorkloadQueueStatus& s) {
   if (s.position() > 0) status["position"] = s.position();
   if (s.has_estimated_start()) {
     status["estimatedStart"] =
-        core::format_rfc3339(core::EventTime(std::chrono::seconds(s.estimated_start().seconds())));
+        wire::format_rfc3339(wire::EventTime(std::chrono::seconds(s.estimated_start().seconds())));
   }
   return json{{"metadata", {{"annotations", {{kStatusAnnotation, status.dump()}}}}}}.dump();
 }

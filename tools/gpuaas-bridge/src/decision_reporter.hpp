@@ -8,9 +8,9 @@
 #include <string>
 
 #include "bridge_config.hpp"
-#include "gpuaas/core/event_time.hpp"
 #include "gpuaas/v1/action.pb.h"
 #include "gpuaas/v1/event.pb.h"
+#include "gpuaas/wire/event_time.hpp"
 #include "kube_client.hpp"
 
 namespace gpuaas::bridge {
@@ -26,9 +26,9 @@ class DecisionReporter {
   static std::optional<std::string> event_reason(const std::string& rule);
 
   // The core/v1 Event for an applied action, as JSON (tests read it).
-  std::string event_json(const v1::Action& action, core::EventTime now) const;
+  std::string event_json(const v1::Action& action, wire::EventTime now) const;
   // Creates it; an action whose rule has no reason gives an ok result and no request.
-  HttpResult report_action(const v1::Action& action, core::EventTime now);
+  HttpResult report_action(const v1::Action& action, wire::EventTime now);
 
   // The merge patch carrying the status annotation, as JSON.
   static std::string status_patch(const v1::WorkloadQueueStatus& status);

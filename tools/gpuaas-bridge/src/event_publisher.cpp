@@ -4,14 +4,14 @@
 
 #include <thread>
 
-#include "gpuaas/core/event_codec.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::bridge {
 
 std::string object_event_id(std::string_view uid, std::string_view resource_version,
-                            core::ChangeType type) {
-  std::string_view t = type == core::ChangeType::kAdded     ? "ADDED"
-                       : type == core::ChangeType::kDeleted ? "DELETED"
+                            wire::ChangeType type) {
+  std::string_view t = type == wire::ChangeType::kAdded     ? "ADDED"
+                       : type == wire::ChangeType::kDeleted ? "DELETED"
                                                             : "MODIFIED";
   std::string id;
   id.reserve(uid.size() + resource_version.size() + t.size() + 2);
@@ -19,7 +19,7 @@ std::string object_event_id(std::string_view uid, std::string_view resource_vers
   return id;
 }
 
-core::EventTime observed_now() {
+wire::EventTime observed_now() {
   return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
 }
 
@@ -28,7 +28,7 @@ EventPublisher::EventPublisher(bus::Bus& bus, bus::Subjects subjects, std::strin
     : bus_(bus), subjects_(std::move(subjects)), source_(std::move(source)), stop_(stop) {}
 
 Status EventPublisher::store(const v1::Event& ev, std::string subject) {
-  bus::Message m = core::encode_event(ev, std::move(subject));
+  bus::Message m = wire::encode_event(ev, std::move(subject));
   // 250 ms doubling to 5 s: NATS restarts and leader elections take seconds.
   std::chrono::milliseconds wait{250};
   for (int attempt = 0;; ++attempt) {
@@ -51,29 +51,29 @@ Status EventPublisher::store(const v1::Event& ev, std::string subject) {
 
 Status EventPublisher::publish_object(std::string_view kind, std::string_view ns,
                                       std::string_view uid, std::string_view resource_version,
-                                      core::ChangeType type, std::string object_json,
-                                      core::EventTime now) {
+                                      wire::ChangeType type, std::string object_json,
+                                      wire::EventTime now) {
   if (!bus::Subjects::valid_token(kind) || (!ns.empty() && !bus::Subjects::valid_token(ns))) {
     return Status::invalid("object " + std::string(kind) + " in namespace \"" + std::string(ns) +
                            "\": not usable as subject tokens");
   }
-  auto ev = core::make_object_event(type, std::move(object_json),
+  auto ev = wire::make_object_event(type, std::move(object_json),
                                     object_event_id(uid, resource_version, type), source_, now);
   return store(ev, subjects_.events(ns, kind));
 }
 
 Status EventPublisher::publish_metrics(std::string_view ns, const v1::MetricBatch& batch,
-                                       core::EventTime now) {
-  auto ev = core::make_event(core::random_uuid(), source_, now);
+                                       wire::EventTime now) {
+  auto ev = wire::make_event(wire::random_uuid(), source_, now);
   *ev.mutable_metrics() = batch;
-  ev.set_type(std::string(core::kTypeMetrics));
+  ev.set_type(std::string(wire::kTypeMetrics));
   return store(ev, subjects_.metrics(ns));
 }
 
-Status EventPublisher::publish_result(const v1::ActionResult& result, core::EventTime now) {
-  auto ev = core::make_event("result." + result.decision_id(), source_, now);
+Status EventPublisher::publish_result(const v1::ActionResult& result, wire::EventTime now) {
+  auto ev = wire::make_event("result." + result.decision_id(), source_, now);
   *ev.mutable_queue()->mutable_action_result() = result;
-  ev.set_type(std::string(core::kTypeActionResult));
+  ev.set_type(std::string(wire::kTypeActionResult));
   return store(ev, subjects_.events(result.target().namespace_(), "ActionResult"));
 }
 

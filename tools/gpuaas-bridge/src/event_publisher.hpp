@@ -11,20 +11,20 @@
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/bus/subjects.hpp"
-#include "gpuaas/core/cluster_model.hpp"
-#include "gpuaas/core/event_time.hpp"
 #include "gpuaas/v1/event.pb.h"
+#include "gpuaas/wire/change_type.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::bridge {
 
 // uid + resourceVersion + event type: a DELETED made up after a relist carries the last known
 // resourceVersion, and is still not taken for a repeat of the MODIFIED that had it.
 std::string object_event_id(std::string_view uid, std::string_view resource_version,
-                            core::ChangeType type);
+                            wire::ChangeType type);
 
 // The bridge is where events are born: it stamps each with the wall-clock time it saw it. Every
 // decision downstream reads that stamp, never a clock of its own.
-core::EventTime observed_now();
+wire::EventTime observed_now();
 
 class EventPublisher {
  public:
@@ -34,10 +34,10 @@ class EventPublisher {
                  const std::atomic<bool>& stop);
 
   Status publish_object(std::string_view kind, std::string_view ns, std::string_view uid,
-                        std::string_view resource_version, core::ChangeType type,
-                        std::string object_json, core::EventTime now);
-  Status publish_metrics(std::string_view ns, const v1::MetricBatch& batch, core::EventTime now);
-  Status publish_result(const v1::ActionResult& result, core::EventTime now);
+                        std::string_view resource_version, wire::ChangeType type,
+                        std::string object_json, wire::EventTime now);
+  Status publish_metrics(std::string_view ns, const v1::MetricBatch& batch, wire::EventTime now);
+  Status publish_result(const v1::ActionResult& result, wire::EventTime now);
   // Prefixes every Nats-Msg-Id ("<salt>.<event id>"; AppliedLedger::msg_id_salt): set before the
   // first publish. The event's own id stays as it is.
   void set_msg_id_salt(std::string salt) { salt_ = std::move(salt); }

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "gpuaas/bus/subjects.hpp"
-#include "gpuaas/core/prometheus_text.hpp"
+#include "gpuaas/wire/prometheus_text.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -168,7 +168,7 @@ void relabel_exported(v1::MetricSample& s) {
 
 std::vector<v1::MetricSample> samples_from_text(std::string_view body, int64_t now_ms,
                                                 std::vector<std::string>* errors) {
-  core::ParsedText parsed = core::parse_prometheus_text(body);
+  wire::ParsedText parsed = wire::parse_prometheus_text(body);
   std::vector<v1::MetricSample> out;
   out.reserve(parsed.samples.size());
   for (auto& p : parsed.samples) {

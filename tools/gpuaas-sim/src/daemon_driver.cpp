@@ -8,11 +8,11 @@
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/event_codec.hpp"
 #include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
+#include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::sim {
 
@@ -98,40 +98,40 @@ Result<std::unique_ptr<DaemonDriver>> DaemonDriver::start(const Options& options
 }
 
 void DaemonDriver::object(Change change, const nlohmann::json& object, Time t) {
-  const auto type = change == Change::kAdded      ? core::ChangeType::kAdded
-                    : change == Change::kModified ? core::ChangeType::kModified
-                                                  : core::ChangeType::kDeleted;
+  const auto type = change == Change::kAdded      ? wire::ChangeType::kAdded
+                    : change == Change::kModified ? wire::ChangeType::kModified
+                                                  : wire::ChangeType::kDeleted;
   const std::string kind = object.value("kind", "");
   std::string ns;
   if (auto m = object.find("metadata"); m != object.end()) ns = m->value("namespace", "");
-  auto ev = core::make_object_event(type, object.dump(), impl_->id(), "gpuaas-sim",
+  auto ev = wire::make_object_event(type, object.dump(), impl_->id(), "gpuaas-sim",
                                     std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
-  impl_->queued.push_back(core::encode_event(ev, impl_->subjects.events(ns, kind)));
+  impl_->queued.push_back(wire::encode_event(ev, impl_->subjects.events(ns, kind)));
 }
 
 void DaemonDriver::metrics(const std::string& namespace_, v1::MetricBatch batch, Time t) {
-  auto ev = core::make_event(impl_->id(), "gpuaas-sim",
+  auto ev = wire::make_event(impl_->id(), "gpuaas-sim",
                              std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
   *ev.mutable_metrics() = std::move(batch);
-  ev.set_type(std::string(core::kTypeMetrics));
-  impl_->queued.push_back(core::encode_event(ev, impl_->subjects.metrics(namespace_)));
+  ev.set_type(std::string(wire::kTypeMetrics));
+  impl_->queued.push_back(wire::encode_event(ev, impl_->subjects.metrics(namespace_)));
 }
 
 void DaemonDriver::action_result(const v1::ActionResult& result, Time t) {
-  auto ev = core::make_event(impl_->id(), "gpuaas-sim",
+  auto ev = wire::make_event(impl_->id(), "gpuaas-sim",
                              std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
   *ev.mutable_queue()->mutable_action_result() = result;
-  ev.set_type(std::string(core::kTypeActionResult));
+  ev.set_type(std::string(wire::kTypeActionResult));
   impl_->queued.push_back(
-      core::encode_event(ev, impl_->subjects.events(result.target().namespace_(), "ActionResult")));
+      wire::encode_event(ev, impl_->subjects.events(result.target().namespace_(), "ActionResult")));
 }
 
 void DaemonDriver::tick(Time t) {
-  auto ev = core::make_event(impl_->id(), "gpuaas-sim",
+  auto ev = wire::make_event(impl_->id(), "gpuaas-sim",
                              std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
   ev.mutable_queue()->mutable_tick()->set_sequence(impl_->next_id);
-  ev.set_type(std::string(core::kTypeTick));
-  impl_->queued.push_back(core::encode_event(ev, impl_->subjects.ticks()));
+  ev.set_type(std::string(wire::kTypeTick));
+  impl_->queued.push_back(wire::encode_event(ev, impl_->subjects.ticks()));
 }
 
 Result<std::vector<v1::Action>> DaemonDriver::settle() {

@@ -1,14 +1,14 @@
 #include "sim_objects.hpp"
 
 #include "gpuaas/base/quantity.hpp"
-#include "gpuaas/core/event_time.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::sim {
 
 using nlohmann::json;
 
 std::string rfc3339(Time t) {
-  return core::format_rfc3339(std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
+  return wire::format_rfc3339(std::chrono::time_point_cast<std::chrono::nanoseconds>(t));
 }
 
 json node_object(const SimNode& n, uint64_t resource_version) {

@@ -98,6 +98,11 @@ class QuotaTree {
 
  private:
   static constexpr int64_t kNoLimit = INT64_MAX;
+  // Building (quota_tree_build.cpp), in the constructor's order.
+  std::vector<const policy::Cohort*> link_nodes(const policy::PolicySet& set);
+  std::vector<int> node_depths() const;  // a cohort cycle throws
+  void sum_subtrees(const std::vector<int>& depth, int cohorts);
+  void index_cluster_queues(const policy::PolicySet& set, int cohorts);
   // Per (node, fr): the figures available() reads at each level on the way to the root.
   struct Cell {
     int64_t usage = 0;       // ClusterQueue: its own; Cohort: children's above their guarantees

@@ -11,14 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "gpuaas/core/event_time.hpp"
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/core/metric_store.hpp"
 #include "gpuaas/core/workload_interpreter.hpp"
+#include "gpuaas/wire/change_type.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::core {
-
-enum class ChangeType { kAdded, kModified, kDeleted };
 
 enum class ApplyOutcome {
   kApplied,
@@ -38,7 +37,7 @@ struct ModelStats {
 struct ModelChange {
   enum class Category { kNode, kPod, kObject };
   Category category = Category::kObject;
-  ChangeType change = ChangeType::kModified;
+  wire::ChangeType change = wire::ChangeType::kModified;
   std::string key;   // key_of for pods and objects; the name for nodes
   std::string node;  // pods: the node the pod was or is bound to ("" when none)
 };
@@ -73,12 +72,12 @@ class ClusterModel {
   // Plugins' view of workload objects; without one, workloads are plain objects.
   void set_interpreter(WorkloadInterpreter* interpreter) { interpreter_ = interpreter; }
   WorkloadInterpreter* interpreter() const { return interpreter_; }
-  ApplyOutcome apply(ChangeType change, KubeObject&& obj, EventTime at);
+  ApplyOutcome apply(wire::ChangeType change, KubeObject&& obj, wire::EventTime at);
   void record_sample(SeriesSample sample);
   // Moves the clock forward (never back) and expires what is too old.
-  void advance(EventTime t);
+  void advance(wire::EventTime t);
 
-  EventTime now() const { return now_; }
+  wire::EventTime now() const { return now_; }
   const ModelStats& stats() const { return stats_; }
 
   const std::map<std::string, KubeObject>& nodes() const { return nodes_; }
@@ -112,17 +111,17 @@ class ClusterModel {
   struct Tombstone {
     std::string uid;
     std::string resource_version;
-    EventTime at;
+    wire::EventTime at;
   };
   ApplyOutcome check_order(const KubeObject* current, const ObjectMeta& incoming) const;
   void bind_pod(const KubeObject& pod, int sign);
 
-  void note(ModelChange::Category c, ChangeType t, const std::string& key, std::string node);
+  void note(ModelChange::Category c, wire::ChangeType t, const std::string& key, std::string node);
 
   std::string key_buf_;
   bool record_changes_ = false;
   std::vector<ModelChange> changes_;
-  EventTime now_{};
+  wire::EventTime now_{};
   ModelStats stats_;
   std::map<std::string, KubeObject> nodes_;              // by name, sorted for display
   std::unordered_map<std::string, KubeObject> pods_;     // by key

@@ -10,8 +10,10 @@
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/stream.hpp"
+#include "gpuaas/config/readers.hpp"
 #include "gpuaas/core/ha_settings.hpp"
 #include "gpuaas/core/snapshot_settings.hpp"
+#include "gpuaas/wire/streams.hpp"
 
 namespace gpuaas::core {
 
@@ -56,14 +58,13 @@ struct DaemonConfig {
 DaemonConfig default_config(const std::string& subject_root = "gpuaas");
 // Re-derives stream names and subjects after subject_root changed.
 void apply_subject_root(DaemonConfig& cfg, const std::string& subject_root);
-// Streams and buckets under a subject root are named <PREFIX>_EVENTS, <PREFIX>_ACTIONS, ...:
-// the root upper-cased, characters other than letters and digits as '_' ("gpuaas" -> "GPUAAS").
-std::string stream_prefix(const std::string& subject_root);
+// Streams and buckets under a subject root: wire::stream_prefix.
+using wire::stream_prefix;
 
 // Reads a YAML config file over `cfg`. Errors name FILE:LINE:COLUMN.
 Status load_config_file(const std::string& path, DaemonConfig& cfg);
 
 // "90s", "5m", "1h30m", "500ms", "2d" -> duration. nullopt when malformed.
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+using config::parse_duration;
 
 }  // namespace gpuaas::core

@@ -68,12 +68,12 @@ class EventApplier {
   bool reject(const Delivery& d, RejectReason why, const std::string& message,
               const ClusterModel& model);
   bool apply_object(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
-                    EventTime time, ClusterModel& model);
+                    wire::EventTime time, ClusterModel& model);
   // An object checked and decoded from an object event; nullopt when it was dead-lettered.
   std::optional<KubeObject> decode_object(const Delivery& d, const bus::ParsedSubject& at, int type,
                                           std::string json, ClusterModel& model);
   bool apply_submission(const Delivery& d, const bus::ParsedSubject& at, int type, std::string json,
-                        EventTime stated, ClusterModel& model);
+                        wire::EventTime stated, ClusterModel& model);
   bool apply_metrics(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
   bool apply_action_result(const Delivery& d, const bus::ParsedSubject& at, ClusterModel& model);
 

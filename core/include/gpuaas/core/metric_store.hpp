@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpuaas/core/event_time.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::base {
 class ArchiveWriter;
@@ -23,9 +23,9 @@ struct SeriesSample {
   std::string name;
   std::vector<std::pair<std::string, std::string>> labels;  // sorted by name
   double value = 0;
-  EventTime time;
+  wire::EventTime time;
   // The sample before (counters show use as a rise between two); unset for a new series.
-  std::optional<std::pair<double, EventTime>> previous;
+  std::optional<std::pair<double, wire::EventTime>> previous;
 };
 
 class MetricStore {
@@ -33,7 +33,7 @@ class MetricStore {
   // Keeps the sample when it is not older than what the series holds.
   void record(SeriesSample sample);
   // Drops series whose last sample is older than `before`.
-  std::size_t expire(EventTime before);
+  std::size_t expire(wire::EventTime before);
 
   std::size_t series_count() const { return series_.size(); }
   // Latest samples of a pod ("namespace/pod") or a GPU ("node/gpu-index").

@@ -8,6 +8,7 @@
 
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/core/kube_object.hpp"
+#include "gpuaas/wire/uuid_text.hpp"
 
 namespace gpuaas::core {
 
@@ -26,8 +27,7 @@ class ObjectDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
-// A stable uid for objects written by hand without one: the same kind, namespace and name always
-// give the same uid, in the UUID text form Kubernetes uses.
-std::string stable_uid(std::string_view kind, std::string_view ns, std::string_view name);
+// A stable uid for objects written by hand without one (wire::stable_uid).
+using wire::stable_uid;
 
 }  // namespace gpuaas::core
