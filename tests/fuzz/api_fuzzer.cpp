@@ -29,6 +29,7 @@ namespace {
 
 using nlohmann::json;
 namespace core = gpuaas::core;
+namespace wire = gpuaas::wire;
 
 core::Daemon* gpuaasd = nullptr;
 const gpuaas::bus::Subjects kSubjects("gpuaas");
