@@ -17,10 +17,22 @@
 
 namespace gpuaas::admission {
 
+namespace {
+
+// On time for its deadline as it runs: admitted early enough that its expected end comes first.
+// (Without deadline scheduling the deadline is never read, so there is none here.)
+bool runs_on_time(const Entry& w) {
+  return w.info.deadline && w.duration.count() > 0 &&
+         w.admitted_at + w.duration <= *w.info.deadline;
+}
+
+}  // namespace
+
 bool Scheduler::State::keeps_its_deadline(const Entry& victim, const Entry& preemptor) const {
-  if (!victim.info.deadline || victim.duration.count() <= 0) return false;
-  if (preemptor.info.deadline && *preemptor.info.deadline < *victim.info.deadline) return false;
-  return victim.admitted_at + victim.duration <= *victim.info.deadline;  // on time as it runs
+  if (preemptor.info.deadline && victim.info.deadline &&
+      *preemptor.info.deadline < *victim.info.deadline)
+    return false;
+  return runs_on_time(victim);
 }
 
 PreemptionCandidates Scheduler::State::preemption_candidates(const Entry& e, const Assignment& a,
@@ -93,9 +105,7 @@ PreemptionCandidates Scheduler::State::preemption_candidates(const Entry& e, con
                      w.priority < e.priority &&
                      (!pre.borrow_max_priority_threshold ||
                       w.priority <= *pre.borrow_max_priority_threshold));
-        const bool on_time = policy->admission.deadlines && w.info.deadline &&
-                             w.duration.count() > 0 &&
-                             w.admitted_at + w.duration <= *w.info.deadline;
+        const bool on_time = runs_on_time(w);
         c.list.push_back({w_id, true, lets_borrow, w.priority,
                           w.admitted_at.time_since_epoch().count(), on_time,
                           fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort"});
