@@ -36,4 +36,13 @@ v1::WorkloadLifecycle lifecycle(v1::WorkloadLifecycle::State state, std::string 
   return l;
 }
 
+std::string describe_condition(const Workload& w, std::string_view type) {
+  std::string out(type);
+  if (const Json* c = w.condition(type)) {
+    const std::string reason = c->value("reason", "");
+    if (!reason.empty() && reason != out) out += ": " + reason;
+  }
+  return out;
+}
+
 }  // namespace gpuaas::plugin

@@ -7,15 +7,6 @@
 namespace gpuaas::plugin {
 namespace {
 
-Json& annotations(Json& object) {
-  Json& meta = object["metadata"];
-  if (!meta.is_object()) throw InvalidInput("/metadata: not an object");
-  Json& a = meta["annotations"];
-  if (a.is_null()) a = Json::object();
-  if (!a.is_object()) throw InvalidInput("/metadata/annotations: not an object");
-  return a;
-}
-
 // A recorded annotation value (JSON in a string), or null when absent or unreadable.
 Json recorded(const Json& object, const char* key) {
   const Json* a = nullptr;
@@ -27,12 +18,6 @@ Json recorded(const Json& object, const char* key) {
   if (it == a->end() || !it->is_string()) return nullptr;
   Json v = Json::parse(it->get<std::string>(), nullptr, /*allow_exceptions=*/false);
   return v.is_discarded() || !v.is_object() ? Json(nullptr) : v;
-}
-
-void forget(Json& object, const char* key) {
-  Json& a = annotations(object);
-  a.erase(key);
-  if (a.empty()) object["metadata"].erase("annotations");
 }
 
 Json& pod_spec(Json& object, const std::string& pointer) {
@@ -51,6 +36,26 @@ void put_back(Json& spec, const char* field, const Json& original) {
 }
 
 }  // namespace
+
+Json& mutable_annotations(Json& object) {
+  Json& meta = object["metadata"];
+  if (!meta.is_object()) throw InvalidInput("/metadata: not an object");
+  Json& a = meta["annotations"];
+  if (a.is_null()) a = Json::object();
+  if (!a.is_object()) throw InvalidInput("/metadata/annotations: not an object");
+  return a;
+}
+
+void erase_annotation(Json& object, std::string_view key) {
+  auto meta = object.find("metadata");
+  if (meta == object.end() || meta->is_null()) return;
+  if (!meta->is_object()) throw InvalidInput("/metadata: not an object");
+  auto a = meta->find("annotations");
+  if (a == meta->end() || a->is_null()) return;
+  if (!a->is_object()) throw InvalidInput("/metadata/annotations: not an object");
+  a->erase(std::string(key));
+  if (a->empty()) meta->erase("annotations");
+}
 
 Json* locate(Json& object, const std::string& pointer, bool create) {
   try {
@@ -89,7 +94,7 @@ void apply_flavor(Json& object, std::span<const std::string> pod_spec_pointers,
       }
     }
   }
-  Json& a = annotations(object);
+  Json& a = mutable_annotations(object);
   a[kOriginalTemplatesAnnotation] = originals.dump();
   if (!request.flavor().empty()) a[kFlavorAnnotation] = request.flavor();
 }
@@ -104,8 +109,8 @@ void restore_templates(Json& object) {
     put_back(spec, "nodeSelector", fields.value("nodeSelector", Json()));
     put_back(spec, "tolerations", fields.value("tolerations", Json()));
   }
-  forget(object, kOriginalTemplatesAnnotation);
-  forget(object, kFlavorAnnotation);
+  erase_annotation(object, kOriginalTemplatesAnnotation);
+  erase_annotation(object, kFlavorAnnotation);
 }
 
 void scale_to(Json& object, std::span<const std::string> pointers, const Json& zero) {
@@ -116,7 +121,7 @@ void scale_to(Json& object, std::span<const std::string> pointers, const Json& z
     if (!saved.contains(ptr)) saved[ptr] = v == nullptr ? Json() : *v;
     *locate(object, ptr, true) = zero;
   }
-  annotations(object)[kScaledFromAnnotation] = saved.dump();
+  mutable_annotations(object)[kScaledFromAnnotation] = saved.dump();
 }
 
 bool scale_back(Json& object) {
@@ -130,7 +135,7 @@ bool scale_back(Json& object) {
       *locate(object, ptr, true) = value;
     }
   }
-  forget(object, kScaledFromAnnotation);
+  erase_annotation(object, kScaledFromAnnotation);
   return true;
 }
 

@@ -1,9 +1,33 @@
 #include "gpuaas/plugin/samples.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
+#include <utility>
+#include <vector>
 
 namespace gpuaas::plugin {
+namespace {
+
+std::string_view label_or(const v1::MetricSample& s, std::string_view preferred,
+                          std::string_view fallback) {
+  std::string_view v = Samples::label(s, preferred);
+  return v.empty() ? Samples::label(s, fallback) : v;
+}
+
+v1::WorkloadActivity answer(v1::WorkloadActivity::Level level, std::string evidence, int64_t ms) {
+  v1::WorkloadActivity a;
+  a.set_level(level);
+  a.set_evidence(std::move(evidence));
+  if (ms > 0) {
+    a.mutable_last_active()->set_seconds(ms / 1000);
+    a.mutable_last_active()->set_nanos(static_cast<int32_t>(ms % 1000) * 1'000'000);
+  }
+  return a;
+}
+
+}  // namespace
 
 std::string_view Samples::label(const v1::MetricSample& s, std::string_view name) {
   for (const auto& l : s.labels()) {
@@ -12,29 +36,47 @@ std::string_view Samples::label(const v1::MetricSample& s, std::string_view name
   return {};
 }
 
-v1::WorkloadActivity active(std::string evidence, int64_t at_ms) {
-  v1::WorkloadActivity a;
-  a.set_level(v1::WorkloadActivity::ACTIVE);
-  a.set_evidence(std::move(evidence));
-  if (at_ms > 0) {
-    a.mutable_last_active()->set_seconds(at_ms / 1000);
-    a.mutable_last_active()->set_nanos(static_cast<int32_t>(at_ms % 1000) * 1'000'000);
-  }
-  return a;
+std::string_view Samples::pod(const v1::MetricSample& s) {
+  return label_or(s, "exported_pod", "pod");
 }
 
-v1::WorkloadActivity idle(std::string evidence) {
-  v1::WorkloadActivity a;
-  a.set_level(v1::WorkloadActivity::IDLE);
-  a.set_evidence(std::move(evidence));
-  return a;
+std::string_view Samples::namespace_(const v1::MetricSample& s) {
+  return label_or(s, "exported_namespace", "namespace");
+}
+
+std::string Samples::series_key(const v1::MetricSample& s) {
+  std::vector<std::pair<std::string_view, std::string_view>> labels;
+  labels.reserve(s.labels_size());
+  for (const auto& l : s.labels()) labels.emplace_back(l.name(), l.value());
+  std::sort(labels.begin(), labels.end());
+  // Separated by \x1f, which no metric or label name contains.
+  std::string key = s.name();
+  for (const auto& [k, v] : labels) key.append("\x1f").append(k).append("=").append(v);
+  return key;
+}
+
+std::string format_number(double v, NumberStyle style) {
+  if (style == NumberStyle::kDecimal) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+v1::WorkloadActivity active(std::string evidence, int64_t at_ms) {
+  return answer(v1::WorkloadActivity::ACTIVE, std::move(evidence), at_ms);
+}
+
+v1::WorkloadActivity idle(std::string evidence, int64_t last_active_ms) {
+  return answer(v1::WorkloadActivity::IDLE, std::move(evidence), last_active_ms);
 }
 
 v1::WorkloadActivity unknown_activity(std::string evidence) {
-  v1::WorkloadActivity a;
-  a.set_level(v1::WorkloadActivity::UNKNOWN);
-  a.set_evidence(std::move(evidence));
-  return a;
+  return answer(v1::WorkloadActivity::UNKNOWN, std::move(evidence), 0);
 }
 
 int64_t parse_rfc3339_ms(std::string_view t) {

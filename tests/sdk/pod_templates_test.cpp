@@ -65,5 +65,35 @@ TEST(PodTemplates, MissingTemplateIsInvalidInput) {
   EXPECT_THROW(apply_flavor(o, bad, flavor()), InvalidInput);
 }
 
+TEST(Annotations, EditedInPlaceAndTheEmptyMapDropped) {
+  Json o = Json::parse(R"({"metadata":{"name":"a"}})");
+  mutable_annotations(o)["x"] = "1";
+  mutable_annotations(o)["y"] = "2";
+  EXPECT_EQ(o["metadata"]["annotations"], Json::parse(R"({"x":"1","y":"2"})"));
+  erase_annotation(o, "x");
+  EXPECT_EQ(o["metadata"]["annotations"], Json::parse(R"({"y":"2"})"));
+  erase_annotation(o, "y");
+  EXPECT_FALSE(o["metadata"].contains("annotations"));  // no empty map in the merge patch
+}
+
+TEST(Annotations, NothingToEraseChangesNothing) {
+  const Json before = Json::parse(R"({"metadata":{"name":"a"}})");
+  Json o = before;
+  erase_annotation(o, "x");
+  EXPECT_EQ(o, before);
+  o["metadata"]["annotations"] = {{"y", "2"}};
+  erase_annotation(o, "x");
+  EXPECT_EQ(o["metadata"]["annotations"], Json::parse(R"({"y":"2"})"));
+}
+
+TEST(Annotations, MalformedMetadataIsInvalidInput) {
+  Json bad = Json::parse(R"({"metadata":{"name":"a","annotations":["x"]}})");
+  EXPECT_THROW(mutable_annotations(bad), InvalidInput);
+  EXPECT_THROW(erase_annotation(bad, "x"), InvalidInput);
+  Json bad_meta = Json::parse(R"({"metadata":"a"})");
+  EXPECT_THROW(mutable_annotations(bad_meta), InvalidInput);
+  EXPECT_THROW(erase_annotation(bad_meta, "x"), InvalidInput);
+}
+
 }  // namespace
 }  // namespace gpuaas::plugin

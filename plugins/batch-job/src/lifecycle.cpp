@@ -5,26 +5,15 @@
 #include "batch_job.hpp"
 
 namespace gpuaas::batch_job {
-namespace {
 
-// "Failed: BackoffLimitExceeded" — the condition type with the controller's reason, if any.
-std::string describe(const Workload& w, std::string_view type) {
-  std::string out(type);
-  if (const Json* c = w.condition(type)) {
-    const std::string reason = c->value("reason", "");
-    if (!reason.empty() && reason != out) out += ": " + reason;
-  }
-  return out;
-}
-
-}  // namespace
+using plugin::describe_condition;
 
 v1::WorkloadLifecycle job_lifecycle(const Workload& w) {
   if (w.condition_true("Failed")) {
-    return plugin::lifecycle(v1::WorkloadLifecycle::FAILED, describe(w, "Failed"));
+    return plugin::lifecycle(v1::WorkloadLifecycle::FAILED, describe_condition(w, "Failed"));
   }
   if (w.condition_true("Complete")) {
-    return plugin::lifecycle(v1::WorkloadLifecycle::SUCCEEDED, describe(w, "Complete"));
+    return plugin::lifecycle(v1::WorkloadLifecycle::SUCCEEDED, describe_condition(w, "Complete"));
   }
   // Read before the suspend flag: a malformed count is refused whatever the state.
   const int64_t active = w.int32_count_at("/status/active", 0);
@@ -33,11 +22,11 @@ v1::WorkloadLifecycle job_lifecycle(const Workload& w) {
     return plugin::lifecycle(v1::WorkloadLifecycle::SUSPENDED, "spec.suspend is true");
   }
   if (w.condition_true("Suspended")) {
-    return plugin::lifecycle(v1::WorkloadLifecycle::SUSPENDED, describe(w, "Suspended"));
+    return plugin::lifecycle(v1::WorkloadLifecycle::SUSPENDED, describe_condition(w, "Suspended"));
   }
   for (const char* terminating : {"FailureTarget", "SuccessCriteriaMet"}) {
     if (w.condition_true(terminating)) {
-      return plugin::lifecycle(v1::WorkloadLifecycle::RUNNING, describe(w, terminating));
+      return plugin::lifecycle(v1::WorkloadLifecycle::RUNNING, describe_condition(w, terminating));
     }
   }
   if (active > 0) {

@@ -30,32 +30,13 @@ void require_own_pods(const plugin::Workload& w, const Config& config, const cha
   }
 }
 
-// Removes an annotation, and the annotations map when that leaves it empty.
-void erase_annotation(Json& object, const char* key) {
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return;
-  auto a = meta->find("annotations");
-  if (a == meta->end() || !a->is_object()) return;
-  a->erase(key);
-  if (a->empty()) meta->erase("annotations");
-}
-
-void set_annotation(Json& object, const char* key, const std::string& value) {
-  Json& meta = object["metadata"];
-  if (!meta.is_object()) throw plugin::InvalidInput("/metadata: not an object");
-  Json& a = meta["annotations"];
-  if (a.is_null()) a = Json::object();
-  if (!a.is_object()) throw plugin::InvalidInput("/metadata/annotations: not an object");
-  a[key] = value;
-}
-
 }  // namespace
 
 Patch admit(const plugin::Workload& w, const v1::ActionRequest& r, const Config& config) {
   require_own_pods(w, config, "admit");
   Json o = w.json();
   plugin::apply_flavor(o, pod_spec_pointers(w), r);
-  if (stopped(w)) erase_annotation(o, kStopAnnotation);
+  if (stopped(w)) plugin::erase_annotation(o, kStopAnnotation);
   return Patch::between(w, o, Guard::kResourceVersion);
 }
 
@@ -63,7 +44,7 @@ Patch suspend(const plugin::Workload& w, const Config& config) {
   require_own_pods(w, config, "suspend");
   Json o = w.json();
   plugin::restore_templates(o);
-  if (!stopped(w)) set_annotation(o, kStopAnnotation, "true");
+  if (!stopped(w)) plugin::mutable_annotations(o)[kStopAnnotation] = "true";
   return Patch::between(w, o, Guard::kResourceVersion);
 }
 

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuaas/plugin/gpu_util.hpp"
 #include "kserve.hpp"
 
 namespace gpuaas::kserve {
@@ -37,7 +38,7 @@ Signal signal_of(std::string_view name) {
   if (name == "vllm:num_requests_running" || name == "vllm:num_requests_waiting") {
     return Signal::kGauge;
   }
-  if (name == "DCGM_FI_DEV_GPU_UTIL") return Signal::kGpuUtil;
+  if (name == plugin::kGpuUtilMetric) return Signal::kGpuUtil;
   return Signal::kNone;
 }
 
@@ -121,15 +122,6 @@ class Matcher {
   std::string namespace_;
 };
 
-std::string series_key(const Sample& s) {
-  std::vector<std::pair<std::string, std::string>> labels;
-  for (const auto& l : s.labels()) labels.emplace_back(l.name(), l.value());
-  std::sort(labels.begin(), labels.end());
-  std::string key = s.name();
-  for (const auto& [k, v] : labels) key += "\x1f" + k + "=" + v;
-  return key;
-}
-
 std::string who(const Sample& s) {
   for (std::string_view l : {"pod", "exported_pod", "pod_name", "destination_pod", "isvc",
                              "service_name", "configuration_name"}) {
@@ -139,12 +131,8 @@ std::string who(const Sample& s) {
   return "the service";
 }
 
-std::string number(double v) {
-  std::string s = std::to_string(v);
-  s.erase(s.find_last_not_of('0') + 1);
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
-}
+// Every digit, so a rise of one in a large request counter shows in the evidence.
+constexpr plugin::NumberStyle kDigits = plugin::NumberStyle::kDecimal;
 
 }  // namespace
 
@@ -167,19 +155,21 @@ v1::WorkloadActivity activity(const plugin::Workload& w, const Samples& samples,
     if (signal == Signal::kNone || !matcher.ours(s)) continue;
     switch (signal) {
       case Signal::kCounter:
-        counters[series_key(s)].push_back(&s);
+        counters[Samples::series_key(s)].push_back(&s);
         break;
       case Signal::kGauge:
         ++relevant;
         if (s.value() > 0) {
-          use(s.timestamp_ms(), s.name() + " " + number(s.value()) + " on " + who(s));
+          use(s.timestamp_ms(),
+              s.name() + " " + plugin::format_number(s.value(), kDigits) + " on " + who(s));
         }
         break;
       case Signal::kGpuUtil:
         ++relevant;
         if (s.value() > config.gpu_util_threshold) {
-          use(s.timestamp_ms(), "GPU utilization " + number(s.value()) + "% > " +
-                                    number(config.gpu_util_threshold) + "% on " + who(s));
+          use(s.timestamp_ms(),
+              "GPU utilization " + plugin::format_number(s.value(), kDigits) + "% > " +
+                  plugin::format_number(config.gpu_util_threshold, kDigits) + "% on " + who(s));
         }
         break;
       case Signal::kNone:
@@ -195,11 +185,10 @@ v1::WorkloadActivity activity(const plugin::Workload& w, const Samples& samples,
     for (std::size_t i = 1; i < series.size(); ++i) {
       const Sample& before = *series[i - 1];
       const Sample& after = *series[i];
-      bool rose = after.value() > before.value();
-      bool restarted_with_requests = after.value() < before.value() && after.value() > 0;
-      if (rose || restarted_with_requests) {
-        use(after.timestamp_ms(), after.name() + " rose from " + number(before.value()) + " to " +
-                                      number(after.value()) + " on " + who(after));
+      if (plugin::counter_rose(before.value(), after.value())) {
+        use(after.timestamp_ms(),
+            after.name() + " rose from " + plugin::format_number(before.value(), kDigits) + " to " +
+                plugin::format_number(after.value(), kDigits) + " on " + who(after));
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gpuaas/plugin/abi.h"
+#include "gpuaas/plugin/pod_set.hpp"
 #include "gpuaas/plugin/testing.hpp"
 #include "gpuaas/plugin/workload.hpp"
 
@@ -46,10 +47,7 @@ inline Json model_predictor(Json resources) {
 }
 
 inline int64_t milli(const gpuaas::v1::PodSet& set, const std::string& resource) {
-  for (const auto& r : set.per_pod()) {
-    if (r.name() == resource) return r.milli();
-  }
-  return 0;
+  return gpuaas::plugin::per_pod_milli(set, resource);
 }
 
 constexpr int64_t kGi = int64_t{1} << 30;

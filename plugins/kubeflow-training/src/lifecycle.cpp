@@ -8,24 +8,8 @@
 namespace gpuaas::kubeflow_training {
 namespace {
 
-using State = v1::WorkloadLifecycle::State;
-
-v1::WorkloadLifecycle state(State s, std::string reason) {
-  v1::WorkloadLifecycle l;
-  l.set_state(s);
-  l.set_reason(std::move(reason));
-  return l;
-}
-
-// "Succeeded: PyTorchJobSucceeded" — the condition type with the operator's reason, if any.
-std::string describe(const Workload& w, std::string_view type) {
-  std::string out(type);
-  if (const Json* c = w.condition(type)) {
-    const std::string reason = c->value("reason", "");
-    if (!reason.empty() && reason != out) out += ": " + reason;
-  }
-  return out;
-}
+using plugin::describe_condition;
+using plugin::lifecycle;
 
 bool any_active_child(const Workload& w) {
   const Json* jobs = w.find("/status/jobsStatus");
@@ -43,46 +27,48 @@ bool any_active_child(const Workload& w) {
 }  // namespace
 
 v1::WorkloadLifecycle replica_lifecycle(const Workload& w) {
-  if (w.condition_true("Failed"))
-    return state(v1::WorkloadLifecycle::FAILED, describe(w, "Failed"));
+  if (w.condition_true("Failed")) {
+    return lifecycle(v1::WorkloadLifecycle::FAILED, describe_condition(w, "Failed"));
+  }
   if (w.condition_true("Succeeded")) {
-    return state(v1::WorkloadLifecycle::SUCCEEDED, describe(w, "Succeeded"));
+    return lifecycle(v1::WorkloadLifecycle::SUCCEEDED, describe_condition(w, "Succeeded"));
   }
   if (w.flag_at("/spec/runPolicy/suspend", false)) {
-    return state(v1::WorkloadLifecycle::SUSPENDED, "spec.runPolicy.suspend is true");
+    return lifecycle(v1::WorkloadLifecycle::SUSPENDED, "spec.runPolicy.suspend is true");
   }
   if (w.condition_true("Suspended")) {
-    return state(v1::WorkloadLifecycle::SUSPENDED, describe(w, "Suspended"));
+    return lifecycle(v1::WorkloadLifecycle::SUSPENDED, describe_condition(w, "Suspended"));
   }
   if (w.condition_true("Restarting")) {
-    return state(v1::WorkloadLifecycle::RUNNING, describe(w, "Restarting"));
+    return lifecycle(v1::WorkloadLifecycle::RUNNING, describe_condition(w, "Restarting"));
   }
   if (w.condition_true("Running")) {
-    return state(v1::WorkloadLifecycle::RUNNING, describe(w, "Running"));
+    return lifecycle(v1::WorkloadLifecycle::RUNNING, describe_condition(w, "Running"));
   }
   if (w.condition_true("Created")) {
-    return state(v1::WorkloadLifecycle::PENDING, describe(w, "Created"));
+    return lifecycle(v1::WorkloadLifecycle::PENDING, describe_condition(w, "Created"));
   }
-  return state(v1::WorkloadLifecycle::PENDING, "no status yet");
+  return lifecycle(v1::WorkloadLifecycle::PENDING, "no status yet");
 }
 
 v1::WorkloadLifecycle trainjob_lifecycle(const Workload& w) {
-  if (w.condition_true("Failed"))
-    return state(v1::WorkloadLifecycle::FAILED, describe(w, "Failed"));
+  if (w.condition_true("Failed")) {
+    return lifecycle(v1::WorkloadLifecycle::FAILED, describe_condition(w, "Failed"));
+  }
   if (w.condition_true("Complete")) {
-    return state(v1::WorkloadLifecycle::SUCCEEDED, describe(w, "Complete"));
+    return lifecycle(v1::WorkloadLifecycle::SUCCEEDED, describe_condition(w, "Complete"));
   }
   if (w.flag_at("/spec/suspend", false)) {
-    return state(v1::WorkloadLifecycle::SUSPENDED, "spec.suspend is true");
+    return lifecycle(v1::WorkloadLifecycle::SUSPENDED, "spec.suspend is true");
   }
   if (w.condition_true("Suspended")) {
-    return state(v1::WorkloadLifecycle::SUSPENDED, describe(w, "Suspended"));
+    return lifecycle(v1::WorkloadLifecycle::SUSPENDED, describe_condition(w, "Suspended"));
   }
-  if (any_active_child(w)) return state(v1::WorkloadLifecycle::RUNNING, "child jobs active");
+  if (any_active_child(w)) return lifecycle(v1::WorkloadLifecycle::RUNNING, "child jobs active");
   if (w.condition_true("Created")) {
-    return state(v1::WorkloadLifecycle::PENDING, describe(w, "Created"));
+    return lifecycle(v1::WorkloadLifecycle::PENDING, describe_condition(w, "Created"));
   }
-  return state(v1::WorkloadLifecycle::PENDING, "no status yet");
+  return lifecycle(v1::WorkloadLifecycle::PENDING, "no status yet");
 }
 
 }  // namespace gpuaas::kubeflow_training

@@ -15,21 +15,6 @@ namespace {
 constexpr const char* kOriginalOverrides = "gpuaas.io/original-pod-overrides";
 constexpr const char* kResources = "/spec/trainer/resourcesPerNode";
 
-Json& annotations(Json& o) {
-  Json& meta = o["metadata"];
-  if (!meta.is_object()) throw plugin::InvalidInput("/metadata: not an object");
-  Json& a = meta["annotations"];
-  if (a.is_null()) a = Json::object();
-  if (!a.is_object()) throw plugin::InvalidInput("/metadata/annotations: not an object");
-  return a;
-}
-
-void forget(Json& o, const char* key) {
-  Json& a = annotations(o);
-  a.erase(key);
-  if (a.empty()) o["metadata"].erase("annotations");
-}
-
 Json& spec_of(Json& o) {
   Json& spec = o["spec"];
   if (!spec.is_object()) throw plugin::InvalidInput("/spec: not an object");
@@ -50,8 +35,8 @@ void restore_overrides(Json& o) {
       spec[field] = saved["value"];
     }
   }
-  forget(o, kOriginalOverrides);
-  forget(o, plugin::kFlavorAnnotation);
+  plugin::erase_annotation(o, kOriginalOverrides);
+  plugin::erase_annotation(o, plugin::kFlavorAnnotation);
 }
 
 }  // namespace
@@ -124,7 +109,7 @@ plugin::Patch trainjob_admit(const Workload& w, const Config& config,
     list.push_back(std::move(entry));
     spec[field] = std::move(list);
   }
-  Json& a = annotations(o);
+  Json& a = plugin::mutable_annotations(o);
   a[kOriginalOverrides] = Json{{"field", field}, {"value", original}}.dump();
   if (!request.flavor().empty()) a[plugin::kFlavorAnnotation] = request.flavor();
   spec_of(o)["suspend"] = false;

@@ -16,7 +16,7 @@ using plugin::Samples;
 enum class Reading { kIgnored, kPercent, kRatio, kTasks, kGauge, kCounter };
 
 Reading reading_of(const std::string& name, const Config& c) {
-  if (name == "DCGM_FI_DEV_GPU_UTIL") return Reading::kPercent;
+  if (name == plugin::kGpuUtilMetric) return Reading::kPercent;
   if (name == "DCGM_FI_PROF_GR_ENGINE_ACTIVE") return Reading::kRatio;
   if (!c.ray_metrics) return Reading::kIgnored;
   if (name == "ray_node_gpus_utilization") return Reading::kPercent;
@@ -36,28 +36,14 @@ Reading reading_of(const std::string& name, const Config& c) {
   return Reading::kIgnored;
 }
 
-std::string number(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
-
 std::string describe(const v1::MetricSample& s) {
   std::ostringstream out;
   out << s.name() << "{";
   for (int i = 0; i < s.labels_size(); ++i) {
     out << (i ? "," : "") << s.labels(i).name() << "=\"" << s.labels(i).value() << "\"";
   }
-  out << "}=" << number(s.value());
+  out << "}=" << plugin::format_number(s.value());
   return out.str();
-}
-
-std::string series_key(const v1::MetricSample& s) {
-  std::map<std::string, std::string> labels;
-  for (const auto& l : s.labels()) labels[l.name()] = l.value();
-  std::string key = s.name();
-  for (const auto& [k, v] : labels) key += "\n" + k + "=" + v;
-  return key;
 }
 
 // A sample of another namespace than the workload's is not its own.
@@ -115,11 +101,11 @@ v1::WorkloadActivity activity(const Workload& w, const Samples& samples, const C
     switch (r) {
       case Reading::kPercent:
         if (x > 100) continue;  // dcgm-exporter's "blank" sentinels are huge numbers
-        if (x > percent) v.use(s, "above " + number(percent) + "%");
+        if (x > percent) v.use(s, "above " + plugin::format_number(percent) + "%");
         break;
       case Reading::kRatio:
         if (x > 1) continue;
-        if (x > percent / 100) v.use(s, "above " + number(percent / 100));
+        if (x > percent / 100) v.use(s, "above " + plugin::format_number(percent / 100));
         break;
       case Reading::kTasks: {
         const std::string task(Samples::label(s, "Name"));
@@ -139,7 +125,7 @@ v1::WorkloadActivity activity(const Workload& w, const Samples& samples, const C
         if (x > 0) v.use(s, "requests in flight");
         break;
       case Reading::kCounter:
-        counters[series_key(s)].push_back(&s);
+        counters[Samples::series_key(s)].push_back(&s);
         continue;  // relevant only when compared, below
       case Reading::kIgnored:
         continue;
@@ -147,8 +133,7 @@ v1::WorkloadActivity activity(const Workload& w, const Samples& samples, const C
     ++v.relevant;
     v.names.insert(s.name());
   }
-  // A counter that changed between two scrapes served requests in between (a drop is a restart,
-  // and a restarted counter above zero counted requests since).
+  // A Serve counter that rose between two scrapes (a restart included) served requests between.
   for (auto& [key, series] : counters) {
     if (series.size() < 2) continue;
     std::stable_sort(series.begin(), series.end(), [](const auto* a, const auto* b) {
@@ -157,8 +142,9 @@ v1::WorkloadActivity activity(const Workload& w, const Samples& samples, const C
     v.relevant += static_cast<int>(series.size());
     v.names.insert(series.front()->name());
     for (std::size_t i = 1; i < series.size(); ++i) {
-      const double before = series[i - 1]->value(), now = series[i]->value();
-      if (now > before || (now < before && now > 0)) v.use(*series[i], "requests served");
+      if (plugin::counter_rose(series[i - 1]->value(), series[i]->value())) {
+        v.use(*series[i], "requests served");
+      }
     }
   }
   if (v.latest != nullptr) {

@@ -5,14 +5,8 @@
 namespace gpuaas::ray {
 namespace {
 
+using plugin::lifecycle;
 using State = v1::WorkloadLifecycle;
-
-v1::WorkloadLifecycle state(State::State s, std::string reason) {
-  v1::WorkloadLifecycle l;
-  l.set_state(s);
-  l.set_reason(std::move(reason));
-  return l;
-}
 
 // A string status field: "" when absent; InvalidInput when of another type.
 std::string text_at(const Workload& w, const std::string& pointer) {
@@ -41,30 +35,30 @@ bool condition_false(const Workload& w, const char* type) {
 
 v1::WorkloadLifecycle cluster_lifecycle(const Workload& w) {
   if (w.flag_at("/spec/suspend", false)) {
-    return state(State::SUSPENDED, w.condition_true("RayClusterSuspending")
-                                       ? "suspending: deleting its pods"
-                                       : "spec.suspend is true");
+    return lifecycle(State::SUSPENDED, w.condition_true("RayClusterSuspending")
+                                           ? "suspending: deleting its pods"
+                                           : "spec.suspend is true");
   }
   if (w.condition_true("RayClusterSuspended"))
-    return state(State::SUSPENDED, "RayClusterSuspended");
+    return lifecycle(State::SUSPENDED, "RayClusterSuspended");
   const std::string s = text_at(w, "/status/state");
   const std::string why = text_at(w, "/status/reason");
-  if (s == "ready") return state(State::RUNNING, "status.state is ready");
-  if (s == "suspended") return state(State::SUSPENDED, "status.state is suspended");
-  if (s == "failed") return state(State::FAILED, why.empty() ? "status.state is failed" : why);
+  if (s == "ready") return lifecycle(State::RUNNING, "status.state is ready");
+  if (s == "suspended") return lifecycle(State::SUSPENDED, "status.state is suspended");
+  if (s == "failed") return lifecycle(State::FAILED, why.empty() ? "status.state is failed" : why);
   // Newer KubeRay reports through conditions; RayClusterProvisioned stays true once all pods
   // were ready the first time.
   if (w.condition_true("RayClusterProvisioned") && !condition_false(w, "HeadPodReady")) {
-    return state(State::RUNNING, "RayClusterProvisioned");
+    return lifecycle(State::RUNNING, "RayClusterProvisioned");
   }
   if (w.condition_true("ReplicaFailure")) {
-    return state(State::PENDING, condition_reason(w, "ReplicaFailure"));
+    return lifecycle(State::PENDING, condition_reason(w, "ReplicaFailure"));
   }
   if (condition_false(w, "HeadPodReady")) {
-    return state(State::PENDING, condition_reason(w, "HeadPodReady"));
+    return lifecycle(State::PENDING, condition_reason(w, "HeadPodReady"));
   }
-  if (!s.empty()) return state(State::PENDING, "status.state is " + s);
-  return state(State::PENDING, "waiting for the Ray pods");
+  if (!s.empty()) return lifecycle(State::PENDING, "status.state is " + s);
+  return lifecycle(State::PENDING, "waiting for the Ray pods");
 }
 
 v1::WorkloadLifecycle job_lifecycle(const Workload& w) {
@@ -73,34 +67,34 @@ v1::WorkloadLifecycle job_lifecycle(const Workload& w) {
   const std::string why = text_at(w, "/status/message");
   // Terminal first, as Kueue's Finished(): Complete succeeded only when the Ray job did.
   if (deploy == "Complete") {
-    if (job == "SUCCEEDED") return state(State::SUCCEEDED, "Ray job SUCCEEDED");
-    return state(State::FAILED, "Ray job " + (job.empty() ? std::string("ended") : job) +
-                                    (why.empty() ? "" : ": " + why));
+    if (job == "SUCCEEDED") return lifecycle(State::SUCCEEDED, "Ray job SUCCEEDED");
+    return lifecycle(State::FAILED, "Ray job " + (job.empty() ? std::string("ended") : job) +
+                                        (why.empty() ? "" : ": " + why));
   }
   if (deploy == "Failed") {
     std::string reason = text_at(w, "/status/reason");
     if (reason.empty()) reason = "jobDeploymentStatus is Failed";
-    return state(State::FAILED, why.empty() ? reason : reason + ": " + why);
+    return lifecycle(State::FAILED, why.empty() ? reason : reason + ": " + why);
   }
-  if (w.flag_at("/spec/suspend", false)) return state(State::SUSPENDED, "spec.suspend is true");
+  if (w.flag_at("/spec/suspend", false)) return lifecycle(State::SUSPENDED, "spec.suspend is true");
   if (deploy == "Suspended" || deploy == "Suspending") {
-    return state(State::SUSPENDED, "jobDeploymentStatus is " + deploy);
+    return lifecycle(State::SUSPENDED, "jobDeploymentStatus is " + deploy);
   }
   if (deploy == "Running")
-    return state(State::RUNNING, "Ray job " + (job.empty() ? "submitted" : job));
-  if (deploy == "Retrying") return state(State::PENDING, "retrying on a new RayCluster");
+    return lifecycle(State::RUNNING, "Ray job " + (job.empty() ? "submitted" : job));
+  if (deploy == "Retrying") return lifecycle(State::PENDING, "retrying on a new RayCluster");
   if (deploy.empty() || deploy == "New") {
     // Before KubeRay reports a deployment status only the Ray job status can speak.
-    if (job == "RUNNING") return state(State::RUNNING, "Ray job RUNNING");
-    if (job == "SUCCEEDED") return state(State::SUCCEEDED, "Ray job SUCCEEDED");
-    if (job == "FAILED" || job == "STOPPED") return state(State::FAILED, "Ray job " + job);
-    return state(State::PENDING, "not started");
+    if (job == "RUNNING") return lifecycle(State::RUNNING, "Ray job RUNNING");
+    if (job == "SUCCEEDED") return lifecycle(State::SUCCEEDED, "Ray job SUCCEEDED");
+    if (job == "FAILED" || job == "STOPPED") return lifecycle(State::FAILED, "Ray job " + job);
+    return lifecycle(State::PENDING, "not started");
   }
   if (deploy == "Initializing" || deploy == "Waiting" || deploy == "Scheduling" ||
       deploy == "Scheduled") {
-    return state(State::PENDING, "jobDeploymentStatus is " + deploy);
+    return lifecycle(State::PENDING, "jobDeploymentStatus is " + deploy);
   }
-  return state(State::PENDING, "unknown jobDeploymentStatus " + deploy);
+  return lifecycle(State::PENDING, "unknown jobDeploymentStatus " + deploy);
 }
 
 }  // namespace gpuaas::ray

@@ -1,7 +1,7 @@
 // Admission, suspension and scale-to-zero as merge patches, applied as the API server would:
 // round trips return the original object, patches carry the resourceVersion, and a second
 // identical action is empty.
-#include "ray_test_support.hpp"
+#include "support.hpp"
 
 namespace {
 

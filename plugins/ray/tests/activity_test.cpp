@@ -1,6 +1,6 @@
 // Activity of a Ray cluster from the samples the host passes: dcgm-exporter GPU utilisation of
 // its pods, Ray's own node GPU metric, running Ray tasks and Ray Serve requests.
-#include "ray_test_support.hpp"
+#include "support.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Demand edge cases: KubeRay's replica arithmetic, resource shapes, RayJob submission modes,
 // and malformed objects, each refused with InvalidInput naming the JSON pointer.
-#include "ray_test_support.hpp"
+#include "support.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Demand of every published RayCluster and RayJob sample, with numbers worked out by hand from
 // the YAML; the descriptor and the configuration.
-#include "ray_test_support.hpp"
+#include "support.hpp"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // Lifecycle of RayClusters (status.state, KubeRay's conditions, spec.suspend) and RayJobs
 // (jobDeploymentStatus and jobStatus), for the published samples and for each status KubeRay sets.
-#include "ray_test_support.hpp"
+#include "support.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "notebook.hpp"
+#include "workbench.hpp"
 
 namespace gpuaas::workbench {
 namespace {
@@ -21,24 +21,11 @@ constexpr const char* kIdleStopAnnotation = "workbench.gpuaas.io/idle-stop";
 const std::array<std::string, 2> kScalePointers = {
     kStopPointer, "/metadata/annotations/workbench.gpuaas.io~1idle-stop"};
 
-Json& annotations(Json& o) {
-  Json& a = o["metadata"]["annotations"];
-  if (a.is_null()) a = Json::object();
-  if (!a.is_object()) throw plugin::InvalidInput("/metadata/annotations: not an object");
-  return a;
-}
-
-void erase_annotation(Json& o, const char* key) {
-  Json& a = annotations(o);
-  a.erase(key);
-  if (a.empty()) o["metadata"].erase("annotations");
-}
-
 // Forgets an earlier scale-to-zero: after an admission or a suspension, scale_back must not
 // remove a stop that it did not make.
 void forget_scale(Json& o) {
-  erase_annotation(o, plugin::kScaledFromAnnotation);
-  erase_annotation(o, kIdleStopAnnotation);
+  plugin::erase_annotation(o, plugin::kScaledFromAnnotation);
+  plugin::erase_annotation(o, kIdleStopAnnotation);
 }
 
 void check_annotations(const plugin::Workload& w) {
@@ -73,7 +60,7 @@ Patch admit(const plugin::Workload& w, const v1::ActionRequest& r) {
   check_annotations(w);
   Json o = w.json();
   plugin::apply_flavor(o, kTemplates, r);
-  erase_annotation(o, kStopAnnotation);
+  plugin::erase_annotation(o, kStopAnnotation);
   forget_scale(o);
   return Patch::between(w, o, Guard::kResourceVersion);
 }
@@ -85,7 +72,9 @@ Patch suspend(const plugin::Workload& w, const v1::ActionRequest& r) {
   Json o = w.json();
   plugin::restore_templates(o);
   forget_scale(o);
-  if (!w.has_annotation(kStopAnnotation)) annotations(o)[kStopAnnotation] = stop_value(r);
+  if (!w.has_annotation(kStopAnnotation)) {
+    plugin::mutable_annotations(o)[kStopAnnotation] = stop_value(r);
+  }
   return Patch::between(w, o, Guard::kResourceVersion);
 }
 
@@ -111,7 +100,7 @@ Patch scale_back(const plugin::Workload& w, const v1::ActionRequest&) {
   const Json* current = w.find(kStopPointer);
   const Json kept = current != nullptr ? *current : Json();
   if (!plugin::scale_back(o)) return {};
-  if (user_stop) annotations(o)[kStopAnnotation] = kept;
+  if (user_stop) plugin::mutable_annotations(o)[kStopAnnotation] = kept;
   return Patch::between(w, o, Guard::kResourceVersion);
 }
 

@@ -8,48 +8,29 @@
 // as last_active so the daemon can compare it with the event time. Nothing -> UNKNOWN.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <string>
 
-#include "notebook.hpp"
+#include "workbench.hpp"
 
 namespace gpuaas::workbench {
 namespace {
 
 using plugin::Samples;
 
-constexpr const char* kGpuUtil = "DCGM_FI_DEV_GPU_UTIL";
 constexpr const char* kKernelBusy = "jupyter_kernel_busyness";
 constexpr const char* kServerLastActivity = "jupyter_server_last_activity_timestamp_seconds";
-
-// exported_* labels name the workload when the exporter's own pod/namespace took pod/namespace.
-std::string_view label_or(const v1::MetricSample& s, const char* preferred, const char* other) {
-  std::string_view v = Samples::label(s, preferred);
-  return v.empty() ? Samples::label(s, other) : v;
-}
 
 // Whether a sample is about this notebook: its pod (the StatefulSet's "<name>-0") or, for
 // samples that name no pod, a label naming the notebook; in its namespace when both say one.
 bool belongs(const v1::MetricSample& s, const plugin::Workload& w, const std::string& pod) {
-  std::string_view ns = label_or(s, "exported_namespace", "namespace");
+  std::string_view ns = Samples::namespace_(s);
   if (!ns.empty() && !w.namespace_().empty() && ns != w.namespace_()) return false;
-  std::string_view p = label_or(s, "exported_pod", "pod");
+  std::string_view p = Samples::pod(s);
   if (!p.empty()) return p == pod;
   for (const char* key : {"notebook", "name", "instance_name", "service_name"}) {
     if (Samples::label(s, key) == w.name()) return true;
   }
   return false;
-}
-
-void set_time(v1::WorkloadActivity& a, int64_t ms) {
-  if (ms <= 0) return;
-  a.mutable_last_active()->set_seconds(ms / 1000);
-  a.mutable_last_active()->set_nanos(static_cast<int32_t>(ms % 1000) * 1'000'000);
-}
-
-std::string number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
 }
 
 }  // namespace
@@ -67,15 +48,17 @@ v1::WorkloadActivity activity(const plugin::Workload& w, const plugin::Samples& 
   for (const auto& s : samples) {
     if (!std::isfinite(s.value()) || !belongs(s, w, pod)) continue;
     bool in_use = false;
-    if (s.name() == kGpuUtil) {
+    if (s.name() == plugin::kGpuUtilMetric) {
       in_use = s.value() > config.gpu_util_threshold;
       if (in_use && use.empty()) {
-        use = std::string(kGpuUtil) + " " + number(s.value()) + " > " +
-              number(config.gpu_util_threshold) + " on pod " + pod;
+        use = std::string(plugin::kGpuUtilMetric) + " " + plugin::format_number(s.value()) + " > " +
+              plugin::format_number(config.gpu_util_threshold) + " on pod " + pod;
       }
     } else if (s.name() == kKernelBusy) {
       in_use = s.value() > 0;
-      if (in_use && use.empty()) use = std::string(kKernelBusy) + " " + number(s.value());
+      if (in_use && use.empty()) {
+        use = std::string(kKernelBusy) + " " + plugin::format_number(s.value());
+      }
     } else if (s.name() == kServerLastActivity) {
       // Unix seconds; outside 1970..9999 it is no time of use.
       if (s.value() <= 0 || s.value() > 253402300799.0) continue;
@@ -115,11 +98,10 @@ v1::WorkloadActivity activity(const plugin::Workload& w, const plugin::Samples& 
     return plugin::unknown_activity("no GPU, kernel or last-activity sample for pod " + pod +
                                     " and no last-activity annotation");
   }
-  auto result = plugin::idle("no use in " + std::to_string(relevant) + " sample(s) (GPU util <= " +
-                             number(config.gpu_util_threshold) + ", no busy kernel)" +
-                             (seen_from.empty() ? "" : "; last activity from " + seen_from));
-  set_time(result, last_seen);
-  return result;
+  return plugin::idle("no use in " + std::to_string(relevant) + " sample(s) (GPU util <= " +
+                          plugin::format_number(config.gpu_util_threshold) + ", no busy kernel)" +
+                          (seen_from.empty() ? "" : "; last activity from " + seen_from),
+                      last_seen);
 }
 
 }  // namespace gpuaas::workbench

@@ -1,6 +1,6 @@
 
 #include "gpuaas/plugin/config.hpp"
-#include "notebook.hpp"
+#include "workbench.hpp"
 
 namespace gpuaas::workbench {
 

@@ -1,4 +1,4 @@
-#include "notebook.hpp"
+#include "workbench.hpp"
 
 namespace gpuaas::workbench {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "gpuaas/plugin/lifecycle.hpp"
-#include "notebook.hpp"
+#include "workbench.hpp"
 
 namespace gpuaas::workbench {
 namespace {

@@ -1,5 +1,5 @@
 // Admission, suspension and scaling through the kubeflow-resource-stopped annotation.
-#include "workbench_test.hpp"
+#include "support.hpp"
 
 namespace workbench_test {
 namespace {

@@ -1,7 +1,7 @@
 // Activity from GPU utilisation, kernel busyness and the culler's last-activity annotation.
 #include <limits>
 
-#include "workbench_test.hpp"
+#include "support.hpp"
 
 namespace workbench_test {
 namespace {

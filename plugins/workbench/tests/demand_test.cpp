@@ -1,5 +1,5 @@
 // Demand edge cases: resources as Kubernetes computes them, and malformed objects.
-#include "workbench_test.hpp"
+#include "support.hpp"
 
 namespace workbench_test {
 namespace {

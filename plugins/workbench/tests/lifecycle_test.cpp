@@ -1,5 +1,5 @@
 // Lifecycle from the stop annotation and the status the notebook controller writes.
-#include "workbench_test.hpp"
+#include "support.hpp"
 
 namespace workbench_test {
 namespace {

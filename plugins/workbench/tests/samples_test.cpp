@@ -1,7 +1,7 @@
 // Every published Notebook sample (Kubeflow and OpenDataHub): demand, lifecycle and actions.
 #include <cctype>
 
-#include "workbench_test.hpp"
+#include "support.hpp"
 
 namespace workbench_test {
 namespace {

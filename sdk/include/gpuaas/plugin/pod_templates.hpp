@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "gpuaas/plugin/workload.hpp"
 #include "gpuaas/v1/plugin.pb.h"
@@ -36,5 +37,12 @@ bool scale_back(Json& object);
 
 // A JSON pointer into the object, created on the way when `create` is set.
 Json* locate(Json& object, const std::string& pointer, bool create);
+
+// The object's metadata.annotations to edit, created empty when absent; InvalidInput when the
+// metadata or the annotations are not an object.
+Json& mutable_annotations(Json& object);
+// Removes an annotation, and the map when that leaves it empty (an empty map would show in the
+// merge patch); without annotations, no change. InvalidInput when they are not an object.
+void erase_annotation(Json& object, std::string_view key);
 
 }  // namespace gpuaas::plugin

@@ -3,6 +3,7 @@
 
 #include "gpuaas/plugin/config.hpp"
 #include "gpuaas/plugin/errors.hpp"
+#include "gpuaas/plugin/gpu_util.hpp"
 #include "gpuaas/plugin/lifecycle.hpp"
 #include "gpuaas/plugin/patch.hpp"
 #include "gpuaas/plugin/plugin.hpp"

@@ -1,6 +1,6 @@
 // The workbench plugin: Kubeflow Notebooks. The class only routes to the functions in
-// notebook.hpp; each concept lives in its own file.
-#include "notebook.hpp"
+// workbench.hpp; each concept lives in its own file.
+#include "workbench.hpp"
 
 namespace gpuaas::workbench {
 namespace {

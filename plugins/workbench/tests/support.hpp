@@ -6,6 +6,7 @@
 #include <string>
 
 #include "gpuaas/plugin/abi.h"
+#include "gpuaas/plugin/pod_set.hpp"
 #include "gpuaas/plugin/testing.hpp"
 #include "gpuaas/v1/plugin.pb.h"
 #include "nlohmann/json.hpp"
@@ -64,10 +65,7 @@ inline v1::ActionRequest at(int64_t seconds) {
 }
 
 inline int64_t milli(const v1::PodSet& set, const std::string& resource) {
-  for (const auto& r : set.per_pod()) {
-    if (r.name() == resource) return r.milli();
-  }
-  return 0;
+  return gpuaas::plugin::per_pod_milli(set, resource);
 }
 
 // The one patch body of an action set (which must hold exactly one action).
