@@ -78,8 +78,8 @@ std::string_view reject_reason_name(RejectReason r) {
 }
 
 EventApplier::EventApplier(bus::Subjects subjects, std::string source,
-                           telemetry::Registry* registry)
-    : subjects_(std::move(subjects)), source_(std::move(source)) {
+                           telemetry::Registry* registry, WorkloadInterpreter* interpreter)
+    : subjects_(std::move(subjects)), source_(std::move(source)), interpreter_(interpreter) {
   if (registry == nullptr) return;
   auto& applied = telemetry::BuildCounter()
                       .Name("gpuaas_events_processed_total")
@@ -270,7 +270,7 @@ bool EventApplier::apply_submission(const Delivery& d, const bus::ParsedSubject&
     return refuse(
         "only namespaced workloads are submitted; Pods, Nodes and other core objects "
         "are observed from the cluster");
-  WorkloadInterpreter* in = model.interpreter();
+  WorkloadInterpreter* in = interpreter_;
   if (in == nullptr) return refuse("gpuaasd runs without plugins: no kind can be submitted");
   if (!in->interpret(*sent)) return refuse("no plugin handles " + m.api_version + " " + m.kind);
   // Only what was itself submitted may be changed by a submission: never what the cluster (the

@@ -1,4 +1,4 @@
-// gpuaas.io/v1alpha1 CostModel (issue #8): prices per flavor and what counts as an outcome. The
+// gpuaas.io/v1alpha1 CostModel: prices per flavor and what counts as an outcome. The
 // report that reads it is described in docs/cost.md.
 #include <charconv>
 #include <set>

@@ -1,4 +1,4 @@
-// gpuaas.io/v1alpha1 NodePool (issue #7): GPU nodes of one flavor that gpuaas may add and remove,
+// gpuaas.io/v1alpha1 NodePool: GPU nodes of one flavor that gpuaas may add and remove,
 // how their number is changed (the scale target) and when. Parsing and validation only; the
 // controller's behaviour is in docs/scale-out.md.
 #include <charconv>

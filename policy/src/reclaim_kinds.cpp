@@ -1,4 +1,4 @@
-// gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy (issue #6): when a workload holding GPUs
+// gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy: when a workload holding GPUs
 // counts as idle, what is done with it and its quota, and how Notebooks are gated and culled.
 // Parsing and validation only; the controller acts on the typed values.
 #include <cctype>

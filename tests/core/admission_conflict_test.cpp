@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "baselines.hpp"
-#include "daemon_driver.hpp"
+#include "gpuaas/sim/baselines.hpp"
+#include "gpuaas/sim/daemon_driver.hpp"
 
 namespace gpuaas::core {
 namespace {

@@ -1,4 +1,4 @@
-// The daemon's API guard (daemon_api.cpp): whatever a request carries, Daemon::answer() answers
+// The daemon's API guard (core/src/daemon/api.cpp): whatever a request carries, Daemon::answer() answers
 // one JSON object or, for a reply subject gpuaasd must not write to, nothing; each refusal is
 // counted by reason. On the in-process bus, with a policy, so that every endpoint has an answer.
 #include <gtest/gtest.h>

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/admission_controller.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"

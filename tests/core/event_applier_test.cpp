@@ -487,6 +487,7 @@ const KubeObject* job_in(const ClusterModel& m, const std::string& ns, const std
 TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheClusterSays) {
   JobsOnly plugins;
   model_.set_interpreter(&plugins);
+  applier_.set_interpreter(&plugins);
   ASSERT_TRUE(deliver(tick_event("t", kT0), subjects_.ticks()));
   const wire::EventTime later = kT0 + std::chrono::hours(24 * 365 * 10);
   ASSERT_TRUE(deliver_object(wire::ChangeType::kAdded, job_json("team-a", "train"),
@@ -512,6 +513,7 @@ TEST_F(EventApplierTest, ASubmissionIsAppliedAtTheModelsClockWithoutWhatOnlyTheC
 TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
   JobsOnly plugins;
   model_.set_interpreter(&plugins);
+  applier_.set_interpreter(&plugins);
   // A kind no plugin handles.
   json ray = json::parse(job_json("team-a", "r"));
   ray["apiVersion"] = "ray.io/v1";
@@ -557,12 +559,14 @@ TEST_F(EventApplierTest, SubmissionsThatAreNotAWorkloadOfTheirOwnAreRefused) {
   EXPECT_NE(only_deadletter().reason().find("the cluster reported this object"), std::string::npos);
   // Without plugins nothing can be submitted.
   model_.set_interpreter(nullptr);
+  applier_.set_interpreter(nullptr);
   EXPECT_FALSE(deliver_object(wire::ChangeType::kAdded, job_json("team-a", "x2"),
                               subjects_.submissions("team-a", "Job")));
   EXPECT_NE(only_deadletter().reason().find("without plugins"), std::string::npos);
   // An object nested deeper than the decoder takes is refused before anything else parses it.
   JobsOnly again;
   model_.set_interpreter(&again);
+  applier_.set_interpreter(&again);
   std::string deep = R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"deep",)"
                      R"("namespace":"team-a"},"spec":)";
   deep += std::string(200000, '[') + std::string(200000, ']') + "}";

@@ -1,6 +1,6 @@
 // The queue families as a scrape shows them: a series per ClusterQueue from the start, Kueue's
 // reasons for evictions and preemptions, and series of a ClusterQueue the policy dropped removed.
-#include "queue_metrics.hpp"
+#include "admission/stage/queue_metrics.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "bridge_config.hpp"
+#include "gpuaas/bridge/bridge_config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -304,7 +304,8 @@ std::vector<gpuaas::core::PluginInfo> built_plugins() {
 }
 
 // Every verb the bridge uses: get/list/watch/patch on each kind a plugin claims, get/list/watch
-// on each kind it is configured to watch, and the fixed list of issue #10.
+// on each kind it is configured to watch, and the fixed list of what its appliers write (cordons,
+// the scheduling gate, evictions, events, scale targets).
 std::set<Grant> required_grants() {
   std::set<Grant> need;
   for (const auto& p : built_plugins()) {

@@ -17,7 +17,7 @@
 #include "daemon_e2e.hpp"
 #include "gpuaas/bus/key_value.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/admission_controller.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon_config.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 

@@ -19,7 +19,7 @@
 namespace gpuaas::bench {
 namespace {
 
-namespace adm = gpuaas::admission;
+namespace adm = gpuaas::core::admission;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using Ms = std::chrono::milliseconds;

@@ -15,7 +15,7 @@
 
 #include "bench_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/admission_controller.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon_config.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "soak_probes.hpp"

@@ -1,6 +1,6 @@
 // gpuaas-bench soak: a fixed event rate for minutes against a real nats-server and a gpuaasd
 // child process; gpuaasd's memory, the work consumer's backlog and the publish-to-admission
-// latency over time, and whether memory and backlog stay flat (issue #9).
+// latency over time, and whether memory and backlog stay flat.
 #pragma once
 
 #include <chrono>

@@ -7,13 +7,13 @@
 #include <csignal>
 #include <iostream>
 
-#include "bridge.hpp"
-#include "bridge_config.hpp"
+#include "gpuaas/bridge/bridge.hpp"
+#include "gpuaas/bridge/bridge_config.hpp"
+#include "gpuaas/bridge/kube_auth.hpp"
+#include "gpuaas/bridge/kube_client.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/logging.hpp"
-#include "kube_auth.hpp"
-#include "kube_client.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// gpuaas-sim: flags to the simulator library (tools/gpuaas-sim/src). docs/simulator.md.
+// gpuaas-sim: flags to the simulator library (sim/). docs/simulator.md.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -7,14 +7,14 @@
 #include <fstream>
 #include <iostream>
 
-#include "alibaba_trace.hpp"
-#include "chart.hpp"
+#include "gpuaas/sim/alibaba_trace.hpp"
+#include "gpuaas/sim/chart.hpp"
+#include "gpuaas/sim/placement_experiment.hpp"
+#include "gpuaas/sim/replay.hpp"
+#include "gpuaas/sim/report.hpp"
+#include "gpuaas/sim/scenario.hpp"
+#include "gpuaas/sim/simulation.hpp"
 #include "gpuaas/telemetry/logging.hpp"
-#include "placement_experiment.hpp"
-#include "replay.hpp"
-#include "report.hpp"
-#include "scenario.hpp"
-#include "simulation.hpp"
 
 namespace {
 

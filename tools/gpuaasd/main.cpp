@@ -10,7 +10,7 @@
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/admission_controller.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"

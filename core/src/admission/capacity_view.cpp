@@ -5,7 +5,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 std::vector<NodeDemand> Scheduler::node_demand() const {
   const auto& s = *s_;
@@ -112,4 +112,4 @@ std::optional<Decision> Scheduler::evict(const std::string& key, const std::stri
   return d;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -11,7 +11,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 constexpr std::size_t kEstimateAhead = 2000;  // queued workloads simulated before the one asked
@@ -199,4 +199,4 @@ std::vector<std::string> Scheduler::deadlines_at_risk(Time now) const {
   return out;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -7,7 +7,7 @@
 #include "gpuaas/base/quantity.hpp"
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 // Why flavors did not fit, kept across the flavors and groups tried, for the status.
 struct FitNotes {
@@ -310,4 +310,4 @@ Assignment Scheduler::State::assign_with_partial(const Entry& e) const {
   return best ? std::move(*best) : full;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

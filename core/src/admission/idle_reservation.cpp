@@ -6,7 +6,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 bool Scheduler::park(const std::string& key, bool lend, Time now) {
   auto& s = *s_;
@@ -121,4 +121,4 @@ void Scheduler::State::take_back_loan(uint32_t id, Time now, std::vector<Decisio
   (void)now;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -1,6 +1,6 @@
 #include "gpuaas/admission/resources.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 int NameIndex::intern(std::string_view name) {
   auto it = index_.find(std::string(name));
@@ -16,4 +16,4 @@ int NameIndex::find(std::string_view name) const {
   return it == index_.end() ? -1 : it->second;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -15,7 +15,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 namespace {
 
@@ -328,4 +328,4 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   return evict_for(id, a, c.list, std::move(victims), now, out);
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

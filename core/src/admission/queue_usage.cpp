@@ -4,7 +4,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::string Scheduler::cluster_queue_of(const std::string& key) const {
   return e.cq < 0 ? std::string() : s.tree->cluster_queue_name(e.cq);
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 int QuotaTree::cluster_queue_count() const { return cq_count_; }
 
@@ -157,4 +157,4 @@ int64_t QuotaTree::dominant_resource_share(int cq, const FrAmounts& extra) const
   return static_cast<int64_t>(precise);
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

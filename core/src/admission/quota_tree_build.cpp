@@ -8,7 +8,7 @@
 
 #include "gpuaas/admission/quota_tree.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 int64_t saturating_add(int64_t a, int64_t b) {
@@ -251,4 +251,4 @@ void QuotaTree::index_cluster_queues(const policy::PolicySet& set, int cohorts) 
   covered_begin_.push_back(static_cast<int>(covered_.size()));
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

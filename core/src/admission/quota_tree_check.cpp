@@ -5,7 +5,7 @@
 
 #include "gpuaas/admission/quota_tree.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 std::string QuotaTree::node_name(int node) const {
   if (node < cq_count_) return "ClusterQueue " + cq_names_.name(node);
@@ -76,4 +76,4 @@ bool QuotaTree::check_invariants(std::string* why) const {
   return true;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

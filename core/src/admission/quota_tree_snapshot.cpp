@@ -7,7 +7,7 @@
 #include "gpuaas/admission/quota_tree.hpp"
 #include "gpuaas/base/archive.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 // A member added to QuotaTree must be written too: its size changes with it and stops the build.
 #if GPUAAS_ARCHIVE_PINNED_LAYOUT
@@ -80,4 +80,4 @@ void QuotaTree::load_state(base::ArchiveReader& r) {
   *this = std::move(t);
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

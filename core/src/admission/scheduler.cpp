@@ -11,7 +11,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 constexpr std::size_t kBestEffortLookahead = 1024;  // failures tried per ClusterQueue per pass
@@ -283,4 +283,4 @@ std::vector<std::string> Scheduler::take_status_changes() {
   return out;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -8,7 +8,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 bool Scheduler::check_invariants(std::string* why) const {
   // A woken reservation takes its lent quota back before the workloads preempted for it stop
@@ -61,4 +61,4 @@ std::size_t Scheduler::bytes() const {
   return b;
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

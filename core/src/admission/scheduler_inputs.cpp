@@ -8,7 +8,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 // Admitted before a policy reload took its queue away: it runs, counted nowhere, until it ends or
@@ -295,4 +295,4 @@ void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time
   s.capacity_changed_everywhere();
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

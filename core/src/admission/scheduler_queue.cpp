@@ -9,7 +9,7 @@
 
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 int64_t ms(Time t) { return t.time_since_epoch().count(); }
@@ -285,4 +285,4 @@ void Scheduler::State::nodes_freed() {
   }
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

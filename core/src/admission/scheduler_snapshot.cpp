@@ -14,7 +14,7 @@
 #include "gpuaas/base/archive.hpp"
 #include "scheduler_state.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 namespace {
 
@@ -313,4 +313,4 @@ void Scheduler::load_state(base::ArchiveReader& r) {
 
 #undef GPUAAS_SCHEDULER_REST
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -15,7 +15,7 @@
 #include "gpuaas/admission/quota_tree.hpp"
 #include "gpuaas/admission/scheduler.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 // Order within a ClusterQueue: priority (high first), earliest deadline, then queue time (FIFO).
 struct QueueKey {
@@ -216,4 +216,4 @@ struct Scheduler::State {
   bool held_for_deadline(const Entry& e, const Assignment& a, Time now, std::string* why) const;
 };
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -1,4 +1,4 @@
-// Where the GPUs go and what each result costs (issue #8), read from the cluster model: GPUs
+// Where the GPUs go and what each result costs, read from the cluster model: GPUs
 // allocated to pods (their requests), busy (dcgm-exporter's utilisation of the GPUs the pods
 // hold), held at zero by idle reclaim (the reservation's GPUs) and charged as OpenCost does
 // (max of requested and used, per pod); node GPU capacity for the idle cluster cost; outcomes
@@ -20,7 +20,7 @@
 #include "gpuaas/policy/policy_set.hpp"
 #include "usage_ledger.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 class Scheduler;
 }
 namespace gpuaas::base {

@@ -1,4 +1,4 @@
-// GPU time and its cost, integrated over event time (issue #8). Sources (a pod, a node, a
+// GPU time and its cost, integrated over event time. Sources (a pod, a node, a
 // reservation at zero) state what they contribute when they change; each series accrues at its
 // rate from the last change to the next, so a replay accrues the same figures and the cost of an
 // event is the sources it changed, not the size of the cluster. Totals per (namespace,

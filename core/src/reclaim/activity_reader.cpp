@@ -54,7 +54,7 @@ wire::EventTime from_ms(int64_t ms) { return wire::EventTime(std::chrono::millis
 ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workload,
                               const std::vector<const KubeObject*>& workload_pods,
                               const policy::IdleReclaimPolicy& rule, wire::EventTime fresh_since,
-                              bool ask_plugin) {
+                              WorkloadInterpreter* plugin) {
   ActivityVerdict v;
   const std::string& ns = workload.meta.namespace_;
   std::set<std::string, std::less<>> pods;
@@ -88,8 +88,8 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
   // but not DCGM (the thresholds above decide GPU use).
   std::string plugin_evidence;
   std::optional<wire::EventTime> idle_last_active;
-  if (ask_plugin && model.interpreter() != nullptr &&
-      model.interpreter()->can(workload, kPluginCapActivity)) {
+  if (plugin != nullptr &&
+      plugin->can(workload, kPluginCapActivity)) {
     v1::MetricBatch batch;
     const std::string& name = workload.meta.name;
     for (const SeriesSample* s : model.metrics().for_namespace(ns)) {
@@ -108,7 +108,7 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
       if (s->previous) add_sample(batch, *s, s->previous->first, s->previous->second);
       add_sample(batch, *s, s->value, s->time);
     }
-    auto a = model.interpreter()->activity(workload, batch);
+    auto a = plugin->activity(workload, batch);
     if (a) {
       const auto& act = *a;
       const wire::EventTime at =

@@ -25,11 +25,11 @@ struct ActivityVerdict {
 // controller chain owns that pod; a sample without a pod label belongs to it when it is in the
 // workload's namespace and one of its label values begins with the workload's name (KServe's
 // service_name "<isvc>-predictor", Ray's ray_io_cluster, a notebook label). Samples older than
-// `fresh_since` say nothing. Without `ask_plugin` only the GPU thresholds are read.
+// `fresh_since` say nothing. Without a `plugin` to ask only the GPU thresholds are read.
 // `pods`: the workload's pods (ClusterModel::pods_of, or an index of them built once per pass).
 ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workload,
                               const std::vector<const KubeObject*>& pods,
                               const policy::IdleReclaimPolicy& rule, wire::EventTime fresh_since,
-                              bool ask_plugin);
+                              WorkloadInterpreter* plugin);
 
 }  // namespace gpuaas::core

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-namespace gpuaas::reclaim {
+namespace gpuaas::core::reclaim {
 
 namespace {
 
@@ -124,4 +124,4 @@ Millis ArrivalModel::timeout(double lambda_seconds, double weight) const {
   return best;
 }
 
-}  // namespace gpuaas::reclaim
+}  // namespace gpuaas::core::reclaim

@@ -97,6 +97,12 @@ ReclaimRule* ReclaimBook::rule(const std::string& id) {
   return nullptr;
 }
 
+const ReclaimRule* ReclaimBook::rule(const std::string& id) const {
+  for (const auto& r : rules_)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
 const policy::NotebookPolicy* ReclaimBook::gate_of(const KubeObject& obj) const {
   if (obj.meta.kind != "Notebook") return nullptr;
   for (const auto& nb : notebooks_) {

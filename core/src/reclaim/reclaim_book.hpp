@@ -74,6 +74,7 @@ class ReclaimBook {
   // IdleReclaimPolicies in file order. `cluster_queue`: the workload's, "" when unknown.
   ReclaimRule* match(const KubeObject& obj, const std::string& cluster_queue);
   ReclaimRule* rule(const std::string& id);
+  const ReclaimRule* rule(const std::string& id) const;
   // The NotebookPolicy gating the notebook, or nullptr.
   const policy::NotebookPolicy* gate_of(const KubeObject& obj) const;
 

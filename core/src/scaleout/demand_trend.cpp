@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 
 DemandTrend::DemandTrend(Millis window, Millis step) : step_(std::max(step, Millis(1))) {
   const double n =
@@ -58,4 +58,4 @@ std::optional<double> DemandTrend::forecast(Millis ahead) const {
   return std::max(0.0, level_ + trend_ * h);
 }
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

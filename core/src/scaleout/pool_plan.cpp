@@ -7,7 +7,7 @@
 
 #include "gpuaas/policy/policy_set.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 constexpr std::size_t kMaxPlayed = 256;                 // pending workloads played forward
@@ -254,4 +254,4 @@ Plan plan_pool(const PlanInput& in) {
   return plan;
 }
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

@@ -21,7 +21,7 @@
 
 #include "gpuaas/admission/scheduler.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 
 using Millis = std::chrono::milliseconds;
 using Time = std::chrono::sys_time<Millis>;
@@ -76,4 +76,4 @@ std::vector<std::optional<Time>> play_forward(const PlanInput& in, int32_t extra
 
 Plan plan_pool(const PlanInput& in);
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

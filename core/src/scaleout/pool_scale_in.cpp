@@ -10,7 +10,7 @@
 #include "pool_scaler.hpp"
 #include "pool_scaler_support.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 using namespace detail;  // NOLINT: the shared helpers
@@ -210,4 +210,4 @@ void PoolScaler::scale_in(Pool& pool, const core::ClusterModel& model,
   }
 }
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

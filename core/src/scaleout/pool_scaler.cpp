@@ -11,7 +11,7 @@
 #include "gpuaas/wire/event_codec.hpp"
 #include "pool_scaler_support.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 using namespace detail;  // NOLINT: the shared helpers
@@ -476,4 +476,4 @@ std::string PoolScaler::json(wire::EventTime now) const {
   return out.dump();
 }
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

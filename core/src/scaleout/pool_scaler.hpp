@@ -1,4 +1,4 @@
-// Node scale-out and safe scale-in for the NodePools of the policy in force (issue #7). Reads
+// Node scale-out and safe scale-in for the NodePools of the policy in force. Reads
 // the cluster model and the admission engine; its decisions are actions (scale a MachineSet,
 // create a ProvisioningRequest, scale a gpuaas.io NodePool, cordon a Node, mark a Machine for
 // deletion) plus preemptions of preemptible work on a node being drained. No workload-kind code
@@ -35,7 +35,7 @@ class ArchiveReader;
 class ArchiveWriter;
 }  // namespace gpuaas::base
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 
 // Annotations and rules, as written in docs/scale-out.md.
 inline constexpr const char* kScaleDownDisabled =
@@ -175,4 +175,4 @@ class PoolScaler {
   telemetry::Family<telemetry::Gauge>* desired_gauge_ = nullptr;    // by pool
 };
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

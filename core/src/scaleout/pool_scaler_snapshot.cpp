@@ -8,7 +8,7 @@
 #include "gpuaas/telemetry/registry.hpp"
 #include "pool_scaler.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 
 template <typename A>
 void PoolScaler::archive_pool(A& a, Pool& p) {
@@ -85,4 +85,4 @@ PoolScaler::PassHook& PoolScaler::pass_hook() {
   return hook;
 }
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

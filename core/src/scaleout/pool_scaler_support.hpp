@@ -10,7 +10,7 @@
 #include "gpuaas/v1/action.pb.h"
 #include "pool_plan.hpp"
 
-namespace gpuaas::scaleout::detail {
+namespace gpuaas::core::scaleout::detail {
 
 using core::KubeObject;
 using wire::EventTime;
@@ -55,4 +55,4 @@ inline v1::Action make(const std::string& api, const std::string& kind, const st
   return a;
 }
 
-}  // namespace gpuaas::scaleout::detail
+}  // namespace gpuaas::core::scaleout::detail

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 constexpr int64_t kGiB = int64_t{1024} * 1024 * 1024 * 1000;  // memory in milli-bytes
@@ -661,4 +661,4 @@ TEST_F(NodeIndexTest, AlibabaTraceBestFitFragmentsNoMoreThanFirstFit) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

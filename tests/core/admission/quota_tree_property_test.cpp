@@ -15,7 +15,7 @@
 #include "gpuaas/admission/quota_tree.hpp"
 #include "quota_tree_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using test::k;
@@ -273,4 +273,4 @@ TEST_P(QuotaTreePropertyTest, AdmittingWithinAvailableKeepsInvariantsAndMatchesK
 INSTANTIATE_TEST_SUITE_P(Seeds, QuotaTreePropertyTest, ::testing::Values(1u, 2u, 3u, 4u, 5u));
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -11,7 +11,7 @@
 
 #include "quota_tree_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using test::cluster_queue;
@@ -344,4 +344,4 @@ TEST(QuotaTreeTest, WouldBorrowAndIsBorrowingCompareWithNominal) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

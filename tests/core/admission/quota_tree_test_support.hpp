@@ -9,7 +9,7 @@
 
 #include "gpuaas/policy/policy_set.hpp"
 
-namespace gpuaas::admission::test {
+namespace gpuaas::core::admission::test {
 
 constexpr int64_t k(int64_t units) { return units * 1000; }  // whole units in milli
 
@@ -68,4 +68,4 @@ inline policy::Cohort cohort(std::string name, std::string parent,
   return c;
 }
 
-}  // namespace gpuaas::admission::test
+}  // namespace gpuaas::core::admission::test

@@ -8,7 +8,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -167,4 +167,4 @@ TEST(IdleReservationTest, ALentReservationIsNeverAPreemptionVictim) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

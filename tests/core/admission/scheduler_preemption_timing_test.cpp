@@ -11,7 +11,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -132,4 +132,4 @@ TEST(PreemptionTimingTest, NoPreemptionLoopBetweenTwoReclaimingQueues) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

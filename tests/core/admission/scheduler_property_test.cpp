@@ -18,7 +18,7 @@
 #include "scheduler_snapshot_text.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -200,4 +200,4 @@ TEST_P(SchedulerPropertyTest, InvariantsHoldNoPreemptionLoopAndDecisionsAreDeter
 INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1u, 7u, 2024u));
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -8,7 +8,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -88,4 +88,4 @@ TEST(QueueUsageTest, BorrowingShowsAWeightedShare) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -9,7 +9,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -278,4 +278,4 @@ TEST(QuotaTest, ResourceGroupsAssignTheirFlavorsIndependently) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

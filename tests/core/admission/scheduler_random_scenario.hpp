@@ -10,7 +10,7 @@
 
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission::test {
+namespace gpuaas::core::admission::test {
 
 // Variants with the same quotas (a reload that shrinks quota leaves usage above it on purpose,
 // which the quota invariants would rightly flag; ReloadTest covers that case): cohorts with
@@ -89,4 +89,4 @@ class RandomScenario {
   int next_ = 0;
 };
 
-}  // namespace gpuaas::admission::test
+}  // namespace gpuaas::core::admission::test

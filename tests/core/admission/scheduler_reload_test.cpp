@@ -8,7 +8,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -104,4 +104,4 @@ TEST_F(ReloadTest, ReloadingTheSamePolicyChangesNothing) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -20,7 +20,7 @@
 #include "scheduler_snapshot_text.hpp"
 #include "scheduler_test_support.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 namespace {
 
 using namespace std::chrono_literals;
@@ -419,4 +419,4 @@ TEST(SchedulerSnapshotTest, SnapshotOfAnotherPolicyFails) {
 }
 
 }  // namespace
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -8,7 +8,7 @@
 
 #include "gpuaas/admission/scheduler.hpp"
 
-namespace gpuaas::admission::test {
+namespace gpuaas::core::admission::test {
 
 inline std::string ms_text(const std::optional<Time>& t) {
   return t ? std::to_string(t->time_since_epoch().count()) : "-";
@@ -97,4 +97,4 @@ inline std::string text(const std::vector<std::string>& keys) {
   return out;
 }
 
-}  // namespace gpuaas::admission::test
+}  // namespace gpuaas::core::admission::test

@@ -19,7 +19,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/policy/policy_loader.hpp"
 
-namespace gpuaas::admission::test {
+namespace gpuaas::core::admission::test {
 
 using namespace std::chrono_literals;
 
@@ -234,4 +234,4 @@ inline std::vector<std::pair<std::string, int64_t>> placed(const Decision& d) {
   return nodes;
 }
 
-}  // namespace gpuaas::admission::test
+}  // namespace gpuaas::core::admission::test

@@ -1,4 +1,4 @@
-// gpuaas.io/v1alpha1 CostModel (issue #8): every field read, one source per price, mistakes
+// gpuaas.io/v1alpha1 CostModel: every field read, one source per price, mistakes
 // located at FILE:LINE:COLUMN.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy (issue #6): every field read, defaults,
+// gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy: every field read, defaults,
 // metric ranges, mistakes located, selectors resolved against the set's ClusterQueues.
 #include <algorithm>
 

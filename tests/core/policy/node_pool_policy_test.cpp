@@ -1,4 +1,4 @@
-// gpuaas.io/v1alpha1 NodePool (issue #7): every field read, defaults per scale-target kind,
+// gpuaas.io/v1alpha1 NodePool: every field read, defaults per scale-target kind,
 // mistakes located, flavors resolved against the set and one pool per flavor.
 #include <algorithm>
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpuaas::reclaim {
+namespace gpuaas::core::reclaim {
 namespace {
 
 using std::chrono::minutes;
@@ -233,4 +233,4 @@ TEST(ArrivalModelPopulationTest, KeepsMoreAtZeroWithNoMoreColdStartsThanKnative)
 }
 
 }  // namespace
-}  // namespace gpuaas::reclaim
+}  // namespace gpuaas::core::reclaim

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "baselines.hpp"
-#include "daemon_driver.hpp"
+#include "gpuaas/sim/baselines.hpp"
+#include "gpuaas/sim/daemon_driver.hpp"
 
 namespace gpuaas::core::test {
 

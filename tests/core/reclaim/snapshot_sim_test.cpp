@@ -13,11 +13,11 @@
 
 #include "cost/gpu_accounting.hpp"
 #include "gpuaas/base/archive.hpp"
+#include "gpuaas/sim/report.hpp"
+#include "gpuaas/sim/scenario.hpp"
+#include "gpuaas/sim/simulation.hpp"
 #include "reclaim/reclaim_book.hpp"
-#include "report.hpp"
 #include "scaleout/pool_scaler.hpp"
-#include "scenario.hpp"
-#include "simulation.hpp"
 
 namespace gpuaas::core {
 namespace {

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <optional>
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 using std::chrono::hours;
@@ -157,4 +157,4 @@ TEST(DemandTrend, ForecastNeverNegativeOnAFallingSeries) {
 }
 
 }  // namespace
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

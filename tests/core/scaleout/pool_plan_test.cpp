@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 using std::chrono::hours;
@@ -473,4 +473,4 @@ TEST(PoolPlan, AtMinNodesNothingChanges) {
 }
 
 }  // namespace
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

@@ -9,17 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuaas/base/archive.hpp"
+#include "gpuaas/sim/report.hpp"
+#include "gpuaas/sim/scenario.hpp"
+#include "gpuaas/sim/simulation.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
 #include "pool_scaler.hpp"
-#include "report.hpp"
 #include "scale_in_model.hpp"
-#include "scenario.hpp"
 #include "sim_test_support.hpp"
-#include "simulation.hpp"
 #include "snapshot_trace.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 using nlohmann::json;
@@ -245,4 +245,4 @@ TEST(PoolScalerSnapshotSimTest, TheDemandTrendForecastsTheSameAfterEveryRestore)
 }
 
 }  // namespace
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

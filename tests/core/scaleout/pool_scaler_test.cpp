@@ -10,7 +10,7 @@
 #include "gpuaas/policy/policy_loader.hpp"
 #include "scale_in_model.hpp"
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 namespace {
 
 using nlohmann::json;
@@ -86,4 +86,4 @@ TEST_F(PoolScalerTest, MinNodesIsTheFloor) {
 }
 
 }  // namespace
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

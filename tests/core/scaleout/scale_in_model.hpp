@@ -14,7 +14,7 @@
 #include "gpuaas/core/object_decoder.hpp"
 #include "gpuaas/policy/policy_loader.hpp"
 
-namespace gpuaas::scaleout::test {
+namespace gpuaas::core::scaleout::test {
 
 using nlohmann::json;
 
@@ -104,4 +104,4 @@ class ScaleInModel : public ::testing::Test {
   wire::EventTime now_ = wire::EventTime(std::chrono::hours(24 * 365 * 56));
 };
 
-}  // namespace gpuaas::scaleout::test
+}  // namespace gpuaas::core::scaleout::test

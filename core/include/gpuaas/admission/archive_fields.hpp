@@ -13,7 +13,7 @@
 #include "gpuaas/admission/workload.hpp"
 #include "gpuaas/base/archive.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 namespace snapshot_detail {
 
@@ -103,4 +103,4 @@ void archive_fields(A& a, PlacementStats& s) {
   a(s.attempts, s.candidates_scored, s.stranding_scored);
 }
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

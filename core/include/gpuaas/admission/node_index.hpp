@@ -17,7 +17,7 @@ class ArchiveWriter;
 class ArchiveReader;
 }  // namespace gpuaas::base
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 struct NodeInfo {
   std::string name;
@@ -117,4 +117,4 @@ class NodeIndex {
   mutable PlacementStats stats_;
 };
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -19,7 +19,7 @@ class ArchiveWriter;
 class ArchiveReader;
 }  // namespace gpuaas::base
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 class QuotaTree {
  public:
@@ -168,4 +168,4 @@ class QuotaTree {
   std::vector<int64_t> lendable_;
 };
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 // Interns names (flavors, resources, queues) into dense indices, in first-seen order.
 class NameIndex {
@@ -43,4 +43,4 @@ struct FlavorResourceAmount {
 };
 using FrAmounts = std::vector<FlavorResourceAmount>;
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

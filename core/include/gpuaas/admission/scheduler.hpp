@@ -23,7 +23,7 @@ class ArchiveWriter;
 class ArchiveReader;
 }  // namespace gpuaas::base
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 // Kueue's vocabulary for why a workload is not admitted. The engine compares reasons by address:
 // arrays, so that each has one address in the whole program (string literals are merged across
@@ -223,4 +223,4 @@ class Scheduler {
   std::unique_ptr<State> s_;
 };
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

@@ -12,7 +12,7 @@
 #include "gpuaas/admission/resources.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 
-namespace gpuaas::admission {
+namespace gpuaas::core::admission {
 
 // Event time in milliseconds: decisions never read the wall clock.
 using Time = std::chrono::sys_time<std::chrono::milliseconds>;
@@ -48,4 +48,4 @@ struct WorkloadInfo {
   ObservedState observed = ObservedState::kWaiting;
 };
 
-}  // namespace gpuaas::admission
+}  // namespace gpuaas::core::admission

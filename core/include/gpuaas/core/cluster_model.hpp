@@ -71,7 +71,6 @@ class ClusterModel {
 
   // Plugins' view of workload objects; without one, workloads are plain objects.
   void set_interpreter(WorkloadInterpreter* interpreter) { interpreter_ = interpreter; }
-  WorkloadInterpreter* interpreter() const { return interpreter_; }
   ApplyOutcome apply(wire::ChangeType change, KubeObject&& obj, wire::EventTime at);
   void record_sample(SeriesSample sample);
   // Moves the clock forward (never back) and expires what is too old.

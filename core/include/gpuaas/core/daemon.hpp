@@ -27,9 +27,6 @@ class Registry;
 
 namespace gpuaas::core {
 
-class EventApplier;
-class AdmissionController;
-
 class Daemon {
  public:
   // `interpreter` (optional, outlives the daemon): the plugins that give workloads their meaning.
@@ -65,7 +62,7 @@ class Daemon {
   // The cost report as JSON (what `gpuaasctl report --json` prints); `since_seconds`: the window
   // ("" for all time).
   std::string report_json(std::string_view since_seconds) const;
-  // Answers one API request (<root>.v1.api.<endpoint>[.<namespace>], daemon_api.cpp): the bytes
+  // Answers one API request (<root>.v1.api.<endpoint>[.<namespace>], daemon/api.cpp): the bytes
   // to send to its reply subject, or nullopt when it must not be answered. Never throws, whatever
   // the request carries; errors are answered as {"error": ...} and counted.
   std::optional<std::string> answer(const bus::Message& request) const;
@@ -84,70 +81,21 @@ class Daemon {
   uint64_t epoch() const;
 
  private:
-  Status recover();
-  // Snapshots (daemon_snapshot.cpp).
-  Status open_snapshots();
-  Status save_snapshot();  // with the model unlocked; takes the lock itself
-  // Loads the latest snapshot into the empty model; the sequence it covers, 0 when there is
-  // none it can use (the caller then replays from the stream's start).
-  uint64_t load_snapshot(uint64_t stream_last);
-  void maybe_snapshot();
-  std::string covers_stream_event(uint64_t seq, uint64_t data_hash);
-  std::unique_ptr<bus::KeyValue> snapshots_;
-  bus::ConsumerSettings consumer_settings() const;
+  // The parts by concern (core/src/daemon/): intake, recovery and snapshots, leadership, API,
+  // and the context they share.
+  struct Parts;
   // After recovery, as the leader: the policy, the work consumer, the ticker.
   Status open_work();
-  // Publishes one output message (stored ones with their id as Nats-Msg-Id, actions stamped
-  // with the epoch); `stored` tells whether to wait for the stream's ack.
-  struct Sent {
-    bool stored = false;  // wait for the stream's ack
-    bool action = false;
-  };
-  Status send_output(const bus::Message& msg, Sent& sent);
-  // daemon_leadership.cpp
-  struct Leadership;
-  Status start_leadership();
-  void stop_leadership();
-  Status follow_once();
-  Status take_over();
-  bool holding() const;
-  void hold_output(std::vector<std::pair<bus::Message, uint64_t>>& out);
-  std::unique_ptr<Leadership> leadership_;
-  std::atomic<uint64_t> epoch_{0};
-  std::atomic<bool> leader_ready_{false};
-  void serve_api();
-  enum { kApiReplySubject, kApiInvalidUtf8, kApiHandlerError, kApiUnknownEndpoint, kApiReasons };
-  void count_api_refusal(int reason) const;
-  std::string fit_answer(std::string_view endpoint, std::string answer) const;
-  // The API scoped to one namespace (a tenant's view: daemon_api.cpp, docs/security.md).
-  std::string scoped_json(std::string_view endpoint, std::string_view ns,
-                          std::string_view body) const;
   void tick_loop();
   void policy_watch_loop();
-  std::thread policy_watcher_;
-  // Applies messages up to stream sequence `limit`; output of those at or below `quiet_floor`
-  // is not published again (it was, before a restart).
-  std::size_t apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor, bool replay);
-  void fill_gap(uint64_t next,
-                const std::function<void(std::string_view, std::string_view, uint64_t)>& apply);
-  struct Counters;
 
   DaemonConfig config_;
-  bus::Bus& bus_;
-  bus::Subjects subjects_;
-  std::shared_ptr<telemetry::Registry> registry_;
   mutable std::shared_mutex model_mu_;
   ClusterModel model_;
-  std::unique_ptr<EventApplier> applier_;
-  std::unique_ptr<AdmissionController> admission_;
+  std::unique_ptr<Parts> parts_;
   std::string published_policy_;  // the PolicySet text this process last published
-  std::unique_ptr<Counters> counters_;
-  std::unique_ptr<bus::Consumer> consumer_;
-  std::vector<std::unique_ptr<bus::Subscription>> api_;
-  std::atomic<bool> stopping_{false};
   std::thread ticker_;
-  std::mutex tick_mu_;
-  std::condition_variable tick_cv_;
+  std::thread policy_watcher_;
 };
 
 }  // namespace gpuaas::core

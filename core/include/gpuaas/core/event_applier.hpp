@@ -43,7 +43,11 @@ struct Delivery {
 
 class EventApplier {
  public:
-  EventApplier(bus::Subjects subjects, std::string source, telemetry::Registry* registry);
+  // `interpreter` (may be null, outlives the applier): the plugins that tell a tenant's
+  // submission of a workload from anything else; without them nothing can be submitted.
+  EventApplier(bus::Subjects subjects, std::string source, telemetry::Registry* registry,
+               WorkloadInterpreter* interpreter = nullptr);
+  void set_interpreter(WorkloadInterpreter* interpreter) { interpreter_ = interpreter; }
 
   // Applies the message, or queues a dead letter for it. Returns true when applied.
   bool apply(const Delivery& d, ClusterModel& model);
@@ -79,6 +83,7 @@ class EventApplier {
 
   bus::Subjects subjects_;
   std::string source_;
+  WorkloadInterpreter* interpreter_ = nullptr;
   ObjectDecoder decoder_;
   v1::Event event_;            // reused: protobuf keeps its buffers across Clear()
   std::string_view event_id_;  // of the message being applied, for its dead letter

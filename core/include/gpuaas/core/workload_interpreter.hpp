@@ -1,6 +1,6 @@
 // How the core learns what a workload object means without knowing its kind: an interpreter
 // (the plugin host, in gpuaasd) answers demand and lifecycle for the objects it handles. The core
-// keeps the answer beside the object and shows it; admission (#4) decides on it.
+// keeps the answer beside the object and shows it; admission decides on it.
 #pragma once
 
 #include <optional>

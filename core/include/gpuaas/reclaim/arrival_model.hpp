@@ -32,7 +32,7 @@
 #include <deque>
 #include <optional>
 
-namespace gpuaas::reclaim {
+namespace gpuaas::core::reclaim {
 
 using Millis = std::chrono::milliseconds;
 using Time = std::chrono::sys_time<Millis>;
@@ -111,4 +111,4 @@ class ArrivalModel {
   std::deque<Millis> gaps_;  // the newest `history`, oldest first
 };
 
-}  // namespace gpuaas::reclaim
+}  // namespace gpuaas::core::reclaim

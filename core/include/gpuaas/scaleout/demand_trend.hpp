@@ -13,7 +13,7 @@
 #include <chrono>
 #include <optional>
 
-namespace gpuaas::scaleout {
+namespace gpuaas::core::scaleout {
 
 using Millis = std::chrono::milliseconds;
 using Time = std::chrono::sys_time<Millis>;
@@ -58,4 +58,4 @@ class DemandTrend {
   long steps_ = 0;
 };
 
-}  // namespace gpuaas::scaleout
+}  // namespace gpuaas::core::scaleout

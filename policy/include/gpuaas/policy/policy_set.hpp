@@ -268,7 +268,7 @@ struct ScaleTarget {
   SourceRef at;
 };
 
-// gpuaas.io/v1alpha1 NodePool: GPU nodes of one flavor that gpuaas may add and remove (issue #7).
+// gpuaas.io/v1alpha1 NodePool: GPU nodes of one flavor that gpuaas may add and remove.
 // Any number per set, names unique; a flavor has at most one pool.
 struct NodePool {
   std::string name;
@@ -299,7 +299,7 @@ struct NodePool {
   SourceRef at;
 };
 
-// gpuaas.io/v1alpha1 CostModel (issue #8): prices and what counts as an outcome, for the cost
+// gpuaas.io/v1alpha1 CostModel: prices and what counts as an outcome, for the cost
 // report. One per set. A GPU-hour price comes from exactly one place: the CostModel's flavor
 // entry (pricePerGPUHour, or pricePerNodeHour over the flavor's NodePool's gpusPerNode), else the
 // NodePool's pricePerNodeHour over its gpusPerNode.

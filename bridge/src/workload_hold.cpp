@@ -1,0 +1,367 @@
+#include "gpuaas/bridge/workload_hold.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace gpuaas::bridge {
+namespace {
+
+using nlohmann::json;
+
+// The workbench plugin's stop value when there is no event time: a webhook has none, and the
+// value must not depend on the wall clock.
+constexpr const char* kNotebookStopValue = "1970-01-01T00:00:00Z";
+
+bool equals_ignore_case(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    return lower(x) == lower(y);
+  });
+}
+
+// "/a/b~1c" -> {"a", "b/c"}. Callers pass pointers validated by valid_path.
+std::vector<std::string> split_pointer(std::string_view pointer) {
+  std::vector<std::string> out;
+  std::size_t pos = 1;
+  while (pos <= pointer.size()) {
+    const auto slash = pointer.find('/', pos);
+    const auto end = slash == std::string_view::npos ? pointer.size() : slash;
+    std::string token;
+    for (std::size_t i = pos; i < end; ++i) {
+      if (pointer[i] == '~' && i + 1 < end) {
+        token += pointer[i + 1] == '1' ? '/' : '~';
+        ++i;
+      } else {
+        token += pointer[i];
+      }
+    }
+    out.push_back(std::move(token));
+    pos = end + 1;
+  }
+  return out;
+}
+
+// A pointer to an object member below the root: "/x[/y...]", no empty token, "~" only as ~0/~1.
+bool valid_path(std::string_view p) {
+  if (p.size() < 2 || p[0] != '/' || p.back() == '/') return false;
+  if (p.find("//") != std::string_view::npos) return false;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == '~' && (i + 1 == p.size() || (p[i + 1] != '0' && p[i + 1] != '1'))) return false;
+  }
+  return true;
+}
+
+std::string join(const std::vector<std::string>& tokens, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += "/" + escape_pointer_token(tokens[i]);
+  return out;
+}
+
+// One "add" that sets `tokens` to `value` in `object`: at the first missing (or null) member the
+// rest of the path is added as one nested value, since RFC 6902 "add" needs an existing parent.
+// Reports the pointer of a parent that is neither an object nor absent.
+Result<json> add_with_parents(const json& object, const std::vector<std::string>& tokens,
+                              json value) {
+  const json* at = &object;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (!at->is_object()) return Status::invalid(join(tokens, i) + " is not an object");
+    const auto it = at->find(tokens[i]);
+    if (it == at->end() || it->is_null()) {
+      for (std::size_t j = tokens.size(); j-- > i + 1;) value = json{{tokens[j], std::move(value)}};
+      return json::array({{{"op", "add"}, {"path", join(tokens, i + 1)}, {"value", value}}});
+    }
+    at = &*it;
+  }
+  // Present: "replace" says so (an "add" would replace it as well).
+  return json::array(
+      {{{"op", "replace"}, {"path", join(tokens, tokens.size())}, {"value", value}}});
+}
+
+const json* find_path(const json& object, const std::vector<std::string>& tokens) {
+  const json* at = &object;
+  for (const auto& t : tokens) {
+    if (!at->is_object()) return nullptr;
+    const auto it = at->find(t);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+  }
+  return at;
+}
+
+Result<json> hold_set_true(const json& object, const HoldRule& rule) {
+  const auto tokens = split_pointer(rule.path);
+  const json* current = find_path(object, tokens);
+  if (current != nullptr && current->is_boolean() && current->get<bool>()) return json::array();
+  return add_with_parents(object, tokens, true);
+}
+
+Result<json> hold_annotation(const json& object, const HoldRule& rule) {
+  const std::vector<std::string> tokens = {"metadata", "annotations", rule.key};
+  const json* current = find_path(object, tokens);
+  if (current != nullptr && current->is_string() &&
+      (rule.any_value || equals_ignore_case(current->get_ref<const std::string&>(), rule.value))) {
+    return json::array();
+  }
+  return add_with_parents(object, tokens, rule.value);
+}
+
+Result<json> hold_gate(const json& object, const HoldRule& rule) {
+  const std::vector<std::string> tokens = {"spec", "schedulingGates"};
+  const json* gates = find_path(object, tokens);
+  const json gate = {{"name", rule.name}};
+  if (gates == nullptr || gates->is_null())
+    return add_with_parents(object, tokens, json::array({gate}));
+  if (!gates->is_array()) return Status::invalid("/spec/schedulingGates is not an array");
+  for (const auto& g : *gates) {
+    if (g.is_object() && g.value("name", "") == rule.name) return json::array();
+  }
+  return json::array({{{"op", "add"}, {"path", "/spec/schedulingGates/-"}, {"value", gate}}});
+}
+
+std::string where(const std::string& file, const YAML::Mark& m) {
+  return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": ";
+}
+
+std::string where(const std::string& file, const YAML::Node& n) { return where(file, n.Mark()); }
+
+Result<HoldRule> parse_rule(const YAML::Node& n, const std::string& file) {
+  if (!n.IsMap()) return Status::invalid(where(file, n) + "a hold rule must be a mapping");
+  HoldRule r;
+  std::string action;
+  YAML::Mark action_mark = n.Mark();
+  bool have_group = false;
+  for (const auto& kv : n) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (!v.IsScalar() && !(key == "apiGroup" && v.IsNull())) {
+      return Status::invalid(where(file, v) + key + ": expected a scalar");
+    }
+    const std::string s = v.IsNull() ? "" : v.Scalar();
+    if (key == "apiGroup") {
+      r.api_group = s;
+      have_group = true;
+    } else if (key == "kind") {
+      r.kind = s;
+    } else if (key == "action") {
+      action = s;
+      action_mark = v.Mark();
+    } else if (key == "path") {
+      r.path = s;
+    } else if (key == "key") {
+      r.key = s;
+    } else if (key == "value") {
+      r.value = s;
+    } else if (key == "anyValue") {
+      if (s != "true" && s != "false")
+        return Status::invalid(where(file, v) + "expected true or false");
+      r.any_value = s == "true";
+    } else if (key == "name") {
+      r.name = s;
+    } else {
+      return Status::invalid(where(file, kv.first) + "unknown key \"" + key +
+                             "\" (apiGroup, kind, action, path, key, value, anyValue, name)");
+    }
+  }
+  if (!have_group) return Status::invalid(where(file, n) + "apiGroup is missing (\"\" for Pod)");
+  if (r.kind.empty()) return Status::invalid(where(file, n) + "kind is missing");
+  const std::string at = where(file, action_mark);
+  if (action == "setTrue") {
+    r.action = HoldRule::Action::kSetTrue;
+    if (!valid_path(r.path)) {
+      return Status::invalid(
+          at + "setTrue needs path: a JSON pointer such as /spec/suspend, got \"" + r.path + "\"");
+    }
+  } else if (action == "annotation") {
+    r.action = HoldRule::Action::kAnnotation;
+    if (r.key.empty() || r.value.empty())
+      return Status::invalid(at + "annotation needs key and value");
+  } else if (action == "schedulingGate") {
+    r.action = HoldRule::Action::kSchedulingGate;
+    if (r.name.empty()) return Status::invalid(at + "schedulingGate needs name");
+  } else if (action == "none") {
+    r.action = HoldRule::Action::kNone;
+  } else {
+    return Status::invalid(
+        at + "action must be setTrue, annotation, schedulingGate or none, got \"" + action + "\"");
+  }
+  return r;
+}
+
+bool same_kind(const HoldRule& a, std::string_view group, std::string_view kind) {
+  return a.api_group == group && a.kind == kind;
+}
+
+}  // namespace
+
+HoldRule HoldRule::set_true(std::string group, std::string kind, std::string path) {
+  HoldRule r;
+  r.api_group = std::move(group);
+  r.kind = std::move(kind);
+  r.action = Action::kSetTrue;
+  r.path = std::move(path);
+  return r;
+}
+
+HoldRule HoldRule::annotation(std::string group, std::string kind, std::string key,
+                              std::string value, bool any_value) {
+  HoldRule r;
+  r.api_group = std::move(group);
+  r.kind = std::move(kind);
+  r.action = Action::kAnnotation;
+  r.key = std::move(key);
+  r.value = std::move(value);
+  r.any_value = any_value;
+  return r;
+}
+
+HoldRule HoldRule::scheduling_gate(std::string group, std::string kind, std::string name) {
+  HoldRule r;
+  r.api_group = std::move(group);
+  r.kind = std::move(kind);
+  r.action = Action::kSchedulingGate;
+  r.name = std::move(name);
+  return r;
+}
+
+std::vector<HoldRule> default_hold_rules() {
+  return {
+      HoldRule::set_true("batch", "Job", "/spec/suspend"),
+      HoldRule::set_true("ray.io", "RayJob", "/spec/suspend"),
+      HoldRule::set_true("ray.io", "RayCluster", "/spec/suspend"),
+      HoldRule::set_true("trainer.kubeflow.org", "TrainJob", "/spec/suspend"),
+      HoldRule::set_true("kubeflow.org", "PyTorchJob", "/spec/runPolicy/suspend"),
+      HoldRule::set_true("kubeflow.org", "TFJob", "/spec/runPolicy/suspend"),
+      HoldRule::set_true("kubeflow.org", "MPIJob", "/spec/runPolicy/suspend"),
+      HoldRule::annotation("kubeflow.org", "Notebook", "kubeflow-resource-stopped",
+                           kNotebookStopValue, true),
+      HoldRule::annotation("serving.kserve.io", "InferenceService", "serving.kserve.io/stop",
+                           "true", false),
+      HoldRule::scheduling_gate("", "Pod", kAdmissionGate),
+  };
+}
+
+Result<std::vector<HoldRule>> parse_hold_rules(const YAML::Node& node, const std::string& file) {
+  std::vector<HoldRule> out;
+  if (!node || node.IsNull()) return out;
+  if (!node.IsSequence()) return Status::invalid(where(file, node) + "holds: expected a list");
+  for (const auto& item : node) {
+    auto r = parse_rule(item, file);
+    if (!r) return r.status();
+    for (const auto& prev : out) {
+      if (same_kind(prev, r->api_group, r->kind)) {
+        return Status::invalid(where(file, item) + "a second rule for " + r->kind + " in \"" +
+                               r->api_group + "\"");
+      }
+    }
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+std::vector<HoldRule> with_overrides(std::vector<HoldRule> base,
+                                     const std::vector<HoldRule>& overrides) {
+  for (const auto& o : overrides) {
+    std::erase_if(base, [&](const HoldRule& r) { return same_kind(r, o.api_group, o.kind); });
+    if (o.action != HoldRule::Action::kNone) base.push_back(o);
+  }
+  return base;
+}
+
+const HoldRule* find_hold_rule(const std::vector<HoldRule>& rules, std::string_view api_group,
+                               std::string_view kind) {
+  for (const auto& r : rules) {
+    if (r.action != HoldRule::Action::kNone && same_kind(r, api_group, kind)) return &r;
+  }
+  return nullptr;
+}
+
+std::string_view api_group_of(std::string_view api_version) {
+  const auto slash = api_version.find('/');
+  return slash == std::string_view::npos ? std::string_view() : api_version.substr(0, slash);
+}
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (const char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Result<json> hold_patch(const json& object, const HoldRule& rule) {
+  if (!object.is_object()) return Status::invalid("the object is not a JSON object");
+  switch (rule.action) {
+    case HoldRule::Action::kSetTrue:
+      return hold_set_true(object, rule);
+    case HoldRule::Action::kAnnotation:
+      return hold_annotation(object, rule);
+    case HoldRule::Action::kSchedulingGate:
+      return hold_gate(object, rule);
+    case HoldRule::Action::kNone:
+      break;
+  }
+  return json::array();
+}
+
+HoldDecision decide_hold(const json& object, std::string_view operation, std::string_view api_group,
+                         std::string_view kind, std::string_view queue_label,
+                         const std::vector<HoldRule>& rules) {
+  HoldDecision d;
+  if (operation != "CREATE") {
+    d.reason = std::string(operation) + ": only CREATE is held";
+    return d;
+  }
+  const json* labels = object.is_object() ? find_path(object, {"metadata", "labels"}) : nullptr;
+  const json* queue = nullptr;
+  if (labels != nullptr && labels->is_object()) {
+    const auto it = labels->find(std::string(queue_label));
+    if (it != labels->end()) queue = &*it;
+  }
+  if (queue == nullptr || !queue->is_string() || queue->get_ref<const std::string&>().empty()) {
+    d.reason = "no " + std::string(queue_label) + " label";
+    return d;
+  }
+  const HoldRule* rule = find_hold_rule(rules, api_group, kind);
+  if (rule == nullptr) {
+    d.reason = "no hold rule for " + std::string(kind) + " in \"" + std::string(api_group) + "\"";
+    return d;
+  }
+  const json* owners = find_path(object, {"metadata", "ownerReferences"});
+  if (owners != nullptr && owners->is_array()) {
+    for (const auto& o : *owners) {
+      if (!o.is_object() || !o.value("controller", false)) continue;
+      const std::string owner_kind = o.value("kind", "");
+      const std::string owner_version = o.value("apiVersion", "");
+      if (find_hold_rule(rules, api_group_of(owner_version), owner_kind) != nullptr) {
+        d.reason = "owned by " + owner_kind + " " + o.value("name", "") + ", which is held itself";
+        return d;
+      }
+    }
+  }
+  auto patch = hold_patch(object, *rule);
+  if (!patch) {
+    d.reason = "cannot hold: " + patch.status().message();
+    d.warning = "gpuaas-bridge could not hold this " + std::string(kind) +
+                " until admitted: " + patch.status().message();
+    return d;
+  }
+  if (patch->empty()) {
+    d.reason = "already held";
+    return d;
+  }
+  d.held = true;
+  d.patch = std::move(*patch);
+  d.reason = "held";
+  return d;
+}
+
+}  // namespace gpuaas::bridge

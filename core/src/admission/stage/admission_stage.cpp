@@ -1,0 +1,178 @@
+#include "admission/stage/admission_stage.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "admission/stage/admission_inputs.hpp"
+#include "admission/stage/queue_metrics.hpp"
+#include "gpuaas/base/archive.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+admission::Time to_time(wire::EventTime t) {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
+}
+
+}  // namespace
+
+AdmissionStage::AdmissionStage(telemetry::Registry* registry, QueueMetrics& queue_metrics)
+    : queue_metrics_(queue_metrics) {
+  if (!registry) return;
+  bad_annotations_ = &telemetry::BuildCounter()
+                          .Name("gpuaas_workload_annotation_errors_total")
+                          .Help("gpuaas.io/deadline or expected-duration values that do not parse.")
+                          .Register(*registry)
+                          .Add({});
+  decisions_ = &telemetry::BuildCounter()
+                    .Name("gpuaas_admission_decisions_total")
+                    .Help("Admission decisions, by kind (admit, preempt) and the rule that fired.")
+                    .Register(*registry);
+}
+
+AdmissionStage::~AdmissionStage() = default;
+
+bool AdmissionStage::set_policy(std::shared_ptr<const policy::PolicySet> set, admission::Time now) {
+  if (engine_) {
+    engine_->set_policy(std::move(set), now);
+    return false;
+  }
+  engine_ = std::make_unique<admission::Scheduler>(std::move(set));
+  return true;
+}
+
+void AdmissionStage::upsert_node(const ClusterModel& model, const std::string& name,
+                                 bool cordoned) {
+  const auto now = to_time(model.now());
+  auto it = model.nodes().find(name);
+  if (it == model.nodes().end()) {
+    engine_->remove_node(name, now);
+    return;
+  }
+  ResourceList others = model.node_requested(name);
+  if (auto m = managed_requests_.find(name); m != managed_requests_.end()) {
+    for (const auto& [r, v] : m->second) {
+      others[r] -= v;
+      if (others[r] <= 0) others.erase(r);
+    }
+  }
+  auto info = node_info(it->second, others, engine_->resources());
+  if (cordoned) info.schedulable = false;
+  engine_->upsert_node(std::move(info), now);
+}
+
+void AdmissionStage::update_pod(const ClusterModel& model, const ModelChange& ch) {
+  auto add = [&](const std::string& node, const ResourceList& req, int sign) {
+    auto& m = managed_requests_[node];
+    for (const auto& [r, v] : req) {
+      m[r] += sign * v;
+      if (m[r] == 0) m.erase(r);
+    }
+  };
+  if (auto it = managed_pods_.find(ch.key); it != managed_pods_.end()) {
+    add(it->second.first, it->second.second, -1);
+    managed_pods_.erase(it);
+  }
+  const KubeObject* pod = model.pod(ch.key);
+  if (pod && pod->pod && !pod->pod->node_name.empty() && pod->pod->phase != "Succeeded" &&
+      pod->pod->phase != "Failed") {
+    const std::string w = model.workload_of(*pod);
+    if (!w.empty() && queued_.count(w)) {
+      managed_pods_[ch.key] = {pod->pod->node_name, pod->pod->requests};
+      add(pod->pod->node_name, pod->pod->requests, +1);
+    }
+  }
+}
+
+void AdmissionStage::set_namespace(const KubeObject& ns, admission::Time now) {
+  policy::LabelMap labels;
+  for (const auto& [k, v] : ns.meta.labels) labels.emplace(k, v);
+  labels.emplace("kubernetes.io/metadata.name", ns.meta.name);
+  engine_->set_namespace_labels(ns.meta.name, std::move(labels), now);
+}
+
+bool AdmissionStage::upsert_workload(const ClusterModel& model, const std::string& key,
+                                     const KubeObject& obj, const WorkloadView& view,
+                                     const admission::WorkloadInfo* waking_demand, bool gated) {
+  const auto now = to_time(model.now());
+  auto [first, inserted] = first_seen_.emplace(key, now);
+  std::string error;
+  auto info = workload_info(obj, view, admitted_.count(key) > 0, first->second,
+                            engine_->resources(), &error);
+  if (!error.empty()) {
+    spdlog::warn("{} {}/{}: {}", obj.meta.kind, obj.meta.namespace_, obj.meta.name, error);
+    if (bad_annotations_) bad_annotations_->Increment();
+  }
+  if (!info) {
+    if (queued_.erase(key)) engine_->remove_workload(key, now);
+    return false;
+  }
+  info->key = key;
+  if (waking_demand) {
+    info->pod_sets = waking_demand->pod_sets;
+    info->observed = admission::ObservedState::kWaiting;
+  }
+  bool candidate = false;
+  if (!admitted_.count(key) && gated) {
+    // Started on its own: it waits like the rest until admitted.
+    if (info->observed == admission::ObservedState::kRunning)
+      info->observed = admission::ObservedState::kWaiting;
+    candidate = true;
+  }
+  queued_.insert(key);
+  engine_->upsert_workload(std::move(*info), now);
+  return candidate;
+}
+
+void AdmissionStage::forget(const std::string& key, admission::Time now) {
+  first_seen_.erase(key);
+  admitted_.erase(key);
+  admit_requests_.erase(key);
+  reissue_.erase(key);
+  if (queued_.erase(key)) engine_->remove_workload(key, now);
+}
+
+void AdmissionStage::release(const std::string& key, admission::Time now) {
+  if (queued_.erase(key)) engine_->remove_workload(key, now);
+  admitted_.erase(key);
+}
+
+void AdmissionStage::requeue(admission::WorkloadInfo info, admission::Time now) {
+  info.observed = admission::ObservedState::kWaiting;
+  queued_.insert(info.key);
+  engine_->upsert_workload(std::move(info), now);
+}
+
+std::optional<admission::WorkloadInfo> AdmissionStage::admitted_demand(const ClusterModel& model,
+                                                                       const std::string& key,
+                                                                       const KubeObject& obj) {
+  const WorkloadView* v = model.view_of(key);
+  if (!v) return std::nullopt;
+  auto f = first_seen_.find(key);
+  std::string error;
+  auto info =
+      workload_info(obj, *v, true, f == first_seen_.end() ? to_time(model.now()) : f->second,
+                    engine_->resources(), &error);
+  if (info) info->key = key;
+  return info;
+}
+
+const admission::Time* AdmissionStage::first_seen(const std::string& key) const {
+  auto it = first_seen_.find(key);
+  return it == first_seen_.end() ? nullptr : &it->second;
+}
+
+void AdmissionStage::save_state(base::ArchiveWriter& w) const {
+  w(first_seen_, admitted_, queued_, managed_pods_, managed_requests_, admit_requests_, reissue_);
+  engine_->save_state(w);
+}
+
+void AdmissionStage::load_state(base::ArchiveReader& r,
+                                std::shared_ptr<const policy::PolicySet> set) {
+  r(first_seen_, admitted_, queued_, managed_pods_, managed_requests_, admit_requests_, reissue_);
+  if (!r.ok()) return;
+  engine_ = std::make_unique<admission::Scheduler>(std::move(set));
+  engine_->load_state(r);
+}
+
+}  // namespace gpuaas::core

@@ -1,0 +1,235 @@
+#include "daemon/api.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gpuaas/core/state_view.hpp"
+#include "gpuaas/core/workload_interpreter.hpp"
+#include "gpuaas/wire/utf8.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+
+// One answer for "not there" and "not yours", so that a scoped explain does not reveal whether
+// another namespace has a workload of that name.
+std::string not_found(std::string_view request) {
+  return json{{"error", "no queued workload " + std::string(request) +
+                            " in this namespace (it needs the kueue.x-k8s.io/queue-name label "
+                            "and a plugin for its kind)"}}
+      .dump();
+}
+
+// The report's rows of one namespace: each tenant (ClusterQueue) keeps only that project, and
+// its totals become the project's. The cluster's capacity and prices stay (no tenant in them).
+std::string namespace_report(const std::string& full, std::string_view ns) {
+  json r = json::parse(full, nullptr, false);
+  if (r.is_discarded() || !r.is_object() || !r.contains("tenants")) return full;  // an error
+  json tenants = json::array();
+  json all = std::move(r["tenants"]);
+  for (auto& t : all) {
+    json projects = t.value("projects", json::array());
+    for (auto& p : projects) {
+      if (p.value("namespace", "") != ns) continue;
+      json mine = p;
+      mine.erase("namespace");
+      mine["tenant"] = t.value("tenant", "");
+      mine["projects"] = json::array({p});
+      tenants.push_back(std::move(mine));
+    }
+  }
+  r["tenants"] = std::move(tenants);
+  r["namespace"] = ns;
+  return r.dump();
+}
+
+}  // namespace
+
+Api::Api(DaemonContext& ctx) : ctx_(ctx) {}
+
+Api::~Api() { close(); }
+
+std::string Api::state_json() const {
+  std::shared_lock lock(ctx_.model_mu);
+  const DecisionPipeline* pipeline = ctx_.pipeline.get();
+  return render_state_json(ctx_.model, with_action_results(ctx_.counters.stats, ctx_.applier),
+                           ctx_.config, pipeline ? pipeline->queues_json(ctx_.model) : "[]",
+                           pipeline ? pipeline->pools_json(ctx_.model) : "[]");
+}
+
+std::string Api::report_json(std::string_view since_seconds) const {
+  std::optional<std::chrono::seconds> since;
+  if (!since_seconds.empty()) {
+    int64_t v = 0;
+    auto [end, ec] =
+        std::from_chars(since_seconds.data(), since_seconds.data() + since_seconds.size(), v);
+    if (ec != std::errc() || end != since_seconds.data() + since_seconds.size() || v < 0)
+      return R"({"error":"the report window is a whole number of seconds"})";
+    // A window of a century or more is all of event time (1970 on): longer ones would overflow
+    // the nanosecond clock when subtracted from it.
+    constexpr int64_t kCentury = int64_t{100} * 365 * 24 * 3600;
+    if (v < kCentury) since = std::chrono::seconds(v);
+  }
+  std::shared_lock lock(ctx_.model_mu);
+  if (!ctx_.pipeline)
+    return R"({"error":"the report needs a policy: gpuaasd runs without --policy"})";
+  return ctx_.pipeline->report_json(ctx_.model, since);
+}
+
+std::string Api::plugins_json() const {
+  // The interpreter's own lock guards its plugin list; the model lock keeps it from changing
+  // under a concurrent apply.
+  std::shared_lock lock(ctx_.model_mu);
+  const WorkloadInterpreter* in = ctx_.interpreter;
+  return in == nullptr ? R"({"plugins":[],"refused":[]})" : in->plugins_json();
+}
+
+std::string Api::explain_json(std::string_view workload) const {
+  std::shared_lock lock(ctx_.model_mu);
+  if (!ctx_.pipeline) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
+  return ctx_.pipeline->explain_json(workload, ctx_.model);
+}
+
+std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
+                             std::string_view body) const {
+  if (!bus::Subjects::valid_token(ns) || ns == bus::kClusterScope)
+    return json{{"error", "the API's scope must be a namespace"}}.dump();
+  if (endpoint == "plugins") return plugins_json();  // no tenant's data in it
+  if (endpoint == "report") return namespace_report(report_json(body), ns);
+  if (endpoint == "explain") {
+    // "name" or "namespace/name" in this namespace; anything else is not found.
+    std::string request(body);
+    if (request.find('/') == std::string::npos) request = std::string(ns) + "/" + request;
+    if (request.substr(0, request.find('/')) != ns ||
+        std::count(request.begin(), request.end(), '/') != 1)
+      return not_found(body);
+    std::string answer = explain_json(request);
+    json a = json::parse(answer, nullptr, false);
+    if (!a.is_discarded() && a.contains("error") &&
+        a.value("error", "").starts_with("no queued workload"))
+      return not_found(body);
+    return answer;
+  }
+  if (endpoint == "state") {
+    std::shared_lock lock(ctx_.model_mu);
+    const ClusterModel& model = ctx_.model;
+    const DecisionPipeline* pipeline = ctx_.pipeline.get();
+    if (!pipeline) return render_namespace_state_json(model, ns);
+    // The ClusterQueues the namespace's workloads are queued in.
+    std::set<std::string> mine;
+    for (const auto& [key, w] : model.workloads()) {
+      if (w.meta.namespace_ != ns) continue;
+      json x = json::parse(pipeline->explain_json(w.meta.namespace_ + "/" + w.meta.name, model),
+                           nullptr, false);
+      if (!x.is_discarded() && x.is_object() && x.value("cluster_queue", "") != "")
+        mine.insert(x.value("cluster_queue", ""));
+    }
+    json queues = json::parse(pipeline->queues_json(model), nullptr, false);
+    json shown = json::array();
+    if (queues.is_array()) {
+      for (auto& q : queues)
+        if (mine.count(q.value("name", ""))) shown.push_back(std::move(q));
+    }
+    return render_namespace_state_json(model, ns, shown.dump());
+  }
+  return json{{"error", "no API endpoint " + std::string(endpoint)}}.dump();
+}
+
+// An answer the server would refuse (above its max_payload) would leave the asker waiting for a
+// timeout with nothing logged anywhere: it becomes an error that says so, and a warning here.
+std::string Api::fit_answer(std::string_view endpoint, std::string answer) const {
+  const int64_t max_payload = ctx_.bus.max_payload();
+  const int64_t limit = max_payload - 4096;  // the reply subject and headers
+  if (static_cast<int64_t>(answer.size()) <= limit) return answer;
+  spdlog::warn(
+      "API {}: the answer is {} bytes, more than the NATS server's max_payload ({}) "
+      "allows: answered with an error",
+      endpoint, answer.size(), max_payload);
+  return json{{"error", "the answer is " + std::to_string(answer.size()) +
+                            " bytes, more than the NATS server's max_payload (" +
+                            std::to_string(max_payload) +
+                            " bytes) allows: ask for one namespace (gpuaasctl --scope NS) or "
+                            "raise max_payload on the servers"}}
+      .dump();
+}
+
+void Api::count_refusal(ApiRefusal reason) const {
+  if (auto* c = ctx_.counters.api_refused[static_cast<std::size_t>(reason)]) c->Increment();
+  ctx_.counters.api_refused_total.fetch_add(1);
+}
+
+uint64_t Api::refusals() const { return ctx_.counters.api_refused_total.load(); }
+
+// Every request passes here, on whatever thread the bus calls back: nothing it carries may end
+// the process, so the answer is built inside one guard, as at the plugin boundary.
+std::optional<std::string> Api::answer(const bus::Message& request) const {
+  // An answer goes wherever the request says, with gpuaasd's rights: never to a stream, an
+  // action or status subject, or the server's own APIs. NATS accounts keep tenants from naming
+  // such a subject (docs/security.md); this stops anyone else who could.
+  if (std::string why = ctx_.subjects.unanswerable_reply(request.reply); !why.empty()) {
+    count_refusal(ApiRefusal::kReplySubject);
+    spdlog::warn("API request on {} not answered: {}", wire::printable(request.subject), why);
+    return std::nullopt;
+  }
+  auto at = ctx_.subjects.parse(request.subject);
+  const bool api = at && at->category == bus::SubjectCategory::kApi;
+  const std::string_view endpoint = api ? std::string_view(at->kind) : std::string_view();
+  static constexpr std::array<std::string_view, 4> kEndpoints = {"state", "plugins", "explain",
+                                                                 "report"};
+  auto known = std::find(kEndpoints.begin(), kEndpoints.end(), endpoint);
+  if (known == kEndpoints.end()) {
+    count_refusal(ApiRefusal::kUnknownEndpoint);
+    return json{{"error", "no API endpoint on " + wire::sanitize_utf8(request.subject)}}.dump();
+  }
+  if (!wire::valid_utf8(request.data)) {
+    count_refusal(ApiRefusal::kInvalidUtf8);
+    return json{{"error", "the request is not valid UTF-8 (byte " +
+                              std::to_string(wire::find_invalid_utf8(request.data)) + ")"}}
+        .dump();
+  }
+  try {
+    std::string out;
+    if (!at->namespace_token.empty()) {
+      out = scoped_json(*known, at->namespace_token, request.data);
+    } else if (*known == "state") {
+      out = state_json();
+    } else if (*known == "plugins") {
+      out = plugins_json();
+    } else if (*known == "explain") {
+      out = explain_json(request.data);
+    } else {
+      out = report_json(request.data);
+    }
+    return fit_answer(*known, std::move(out));
+  } catch (const std::exception& e) {
+    count_refusal(ApiRefusal::kHandlerError);
+    spdlog::error("API {}: the request failed: {}", wire::printable(request.subject), e.what());
+    return json{{"error", "the request failed inside gpuaasd: " + wire::sanitize_utf8(e.what())}}
+        .dump();
+  } catch (...) {
+    count_refusal(ApiRefusal::kHandlerError);
+    spdlog::error("API {}: the request failed", wire::printable(request.subject));
+    return std::string(R"({"error":"the request failed inside gpuaasd"})");
+  }
+}
+
+void Api::serve() {
+  // One subscription for every endpoint, scoped or not: one guard for all of them.
+  auto sub = ctx_.bus.serve(ctx_.subjects.all(bus::SubjectCategory::kApi), "gpuaasd",
+                            [this](const bus::Message& m) { return answer(m); });
+  if (sub) {
+    subscriptions_.push_back(std::move(sub).value());
+  } else {
+    spdlog::error("API: {}", sub.status().message());
+  }
+}
+
+void Api::close() { subscriptions_.clear(); }
+
+}  // namespace gpuaas::core

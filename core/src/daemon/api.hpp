@@ -1,0 +1,53 @@
+// The daemon's request-reply API (what gpuaasctl state, plugins, explain and report ask).
+// Each endpoint is served twice: on <root>.v1.api.<endpoint> with everything (an administrator's
+// view) and on <root>.v1.api.<endpoint>.<namespace> with only that namespace. NATS permissions
+// decide who may ask where (deploy/nats/nats-server.conf); the answer trusts the subject.
+// Private to gpuaas_core.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "daemon/context.hpp"
+#include "gpuaas/bus/bus.hpp"
+#include "gpuaas/bus/message.hpp"
+
+namespace gpuaas::core {
+
+class Api {
+ public:
+  explicit Api(DaemonContext& ctx);
+  ~Api();
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+
+  // Subscribes to every endpoint; close() (or the destructor) ends it.
+  void serve();
+  void close();
+
+  // Daemon::answer(): the bytes to send to the request's reply subject, or nullopt when it must
+  // not be answered. Never throws.
+  std::optional<std::string> answer(const bus::Message& request) const;
+  uint64_t refusals() const;
+
+  std::string state_json() const;
+  std::string plugins_json() const;
+  std::string explain_json(std::string_view workload) const;
+  std::string report_json(std::string_view since_seconds) const;
+
+ private:
+  void count_refusal(ApiRefusal reason) const;
+  std::string fit_answer(std::string_view endpoint, std::string answer) const;
+  // The API scoped to one namespace (a tenant's view: docs/security.md).
+  std::string scoped_json(std::string_view endpoint, std::string_view ns,
+                          std::string_view body) const;
+
+  DaemonContext& ctx_;
+  std::vector<std::unique_ptr<bus::Subscription>> subscriptions_;
+};
+
+}  // namespace gpuaas::core

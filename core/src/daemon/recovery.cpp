@@ -1,0 +1,237 @@
+// A snapshot is written at the end of a batch, after the batch's output is stored and the batch
+// acknowledged, so every event it covers has had its output published: a restart never needs to
+// publish the output of a covered event again.
+//
+// Layout: a header (magic, schema, build version, covered sequence), the model, the decision
+// pipeline, then an end mark. A snapshot is read back only by the same schema and version;
+// anything else (or a damaged one) is logged, counted and ignored: the restart replays the
+// stream from its start.
+#include "daemon/recovery.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cctype>
+#include <string_view>
+
+#include "gpuaas/base/archive.hpp"
+
+#ifndef GPUAAS_VERSION_STRING
+#define GPUAAS_VERSION_STRING "dev"
+#endif
+
+namespace gpuaas::core {
+namespace {
+
+constexpr std::string_view kMagic = "gpuaas-snapshot";
+constexpr uint32_t kSchema = 3;  // bump when any archived field list changes
+constexpr uint32_t kEndMark = 0x454e4421;
+
+struct Header {
+  std::string magic;
+  uint32_t schema = 0;
+  std::string version;
+  std::string stream;
+  uint64_t sequence = 0;
+  uint64_t data_hash = 0;  // of the event at `sequence`
+  bool admission = false;
+};
+template <typename A>
+void archive_fields(A& a, Header& h) {
+  a(h.magic, h.schema, h.version, h.stream, h.sequence, h.data_hash, h.admission);
+}
+
+std::string snapshot_key(const std::string& durable) {
+  std::string key = "state.";
+  for (char c : durable) key += std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
+  return key;
+}
+
+}  // namespace
+
+Recovery::Recovery(DaemonContext& ctx) : ctx_(ctx) {}
+
+Recovery::~Recovery() = default;
+
+// A new process has an empty model. It loads the latest snapshot, then reads everything after
+// it that the work consumer already handed out, acked or not, with a throw-away reader, so the
+// model is whole before new events arrive and stream order is kept. Output (dead letters, later
+// actions) is published only for events past the ack floor: what is at or below it was already
+// published by the previous incarnation. Without a snapshot the replay starts at the stream's
+// first event.
+Status Recovery::recover(const Replay& replay) {
+  const DaemonConfig& config = ctx_.config;
+  auto pos = ctx_.bus.consumer_position(ctx_.consumer_settings());
+  if (!pos) return pos.status();
+  if (auto s = open_snapshots(); !s) return s;
+  const uint64_t covered = load_snapshot(pos->stream_last);
+  uint64_t from = pos->stream_first;
+  if (covered > 0) {
+    from = covered + 1;
+    if (from < pos->stream_first) {
+      spdlog::error(
+          "events {} to {} were removed from stream {} before this restart read them: the "
+          "state misses them (keep events longer than a restart takes: docs/operations.md)",
+          from, pos->stream_first - 1, config.events_stream.name);
+      from = pos->stream_first;
+    }
+  }
+  if (pos->delivered == 0 || pos->delivered < from) return Status::ok();
+  auto reader = ctx_.bus.open_reader(config.events_stream.name, from);
+  if (!reader) return reader.status();
+  const IntakeStats& st = ctx_.counters.stats;  // written by this thread only, while it replays
+  while (st.last_applied_sequence < pos->delivered && !ctx_.stopping) {
+    auto batch = (*reader)->fetch(config.intake.fetch_batch, std::chrono::seconds(2));
+    if (!batch) return batch.status();
+    if ((*batch)->size() == 0) {
+      return Status::unavailable("rebuilding the model: the event stream ended at sequence " +
+                                 std::to_string(st.last_applied_sequence) +
+                                 ", before the consumer's delivered sequence " +
+                                 std::to_string(pos->delivered));
+    }
+    replay(**batch, pos->delivered, pos->ack_floor);
+  }
+  return Status::ok();
+}
+
+// "" when the stream's event at `seq` is the one the snapshot covers, or is gone (aged out);
+// otherwise why not.
+std::string Recovery::covers_stream_event(uint64_t seq, uint64_t data_hash) {
+  auto reader = ctx_.bus.open_reader(ctx_.config.events_stream.name, seq);
+  if (!reader) return "the stream cannot be read: " + reader.status().message();
+  auto batch = (*reader)->fetch(1, std::chrono::seconds(2));
+  if (!batch) return "the stream cannot be read: " + batch.status().message();
+  if ((*batch)->size() == 0 || (*batch)->stream_sequence(0) != seq) return {};
+  if (std::hash<std::string_view>{}((*batch)->data(0)) == data_hash) return {};
+  return "the stream's event at sequence " + std::to_string(seq) +
+         " is not the one it covers (the stream was created again)";
+}
+
+Status Recovery::open_snapshots() {
+  const DaemonConfig& config = ctx_.config;
+  if (config.snapshots.every_events == 0) return Status::ok();
+  bus::KvSettings kv;
+  const std::string& events = config.events_stream.name;
+  kv.bucket = config.snapshots.bucket.empty() ? events.substr(0, events.rfind('_')) + "_SNAPSHOT"
+                                              : config.snapshots.bucket;
+  kv.replicas = config.snapshots.replicas;
+  kv.storage = bus::Storage::kFile;
+  auto bucket = ctx_.bus.open_kv(kv);
+  if (!bucket) return bucket.status();
+  snapshots_ = std::move(bucket).value();
+  return Status::ok();
+}
+
+Status Recovery::save_snapshot() {
+  if (!snapshots_) return Status::ok();
+  DaemonCounters& counters = ctx_.counters;
+  Header h;
+  h.magic = kMagic;
+  h.schema = kSchema;
+  h.version = GPUAAS_VERSION_STRING;
+  h.stream = ctx_.config.events_stream.name;
+  h.admission = ctx_.pipeline != nullptr;
+  std::string bytes;
+  {
+    std::shared_lock lock(ctx_.model_mu);
+    h.sequence = counters.stats.last_applied_sequence;
+    h.data_hash = counters.last_data_hash;
+    if (h.sequence == 0 || h.sequence == counters.stats.snapshot_sequence) return Status::ok();
+    base::ArchiveWriter w;
+    w(h);
+    ctx_.model.save_state(w);
+    if (ctx_.pipeline) ctx_.pipeline->save_state(w);
+    w(kEndMark);
+    bytes = w.take();
+  }
+  auto put = bus::put_chunked(*snapshots_, snapshot_key(ctx_.config.intake.durable), bytes);
+  if (!put) return put.status();
+  std::unique_lock lock(ctx_.model_mu);
+  counters.stats.snapshot_sequence = h.sequence;
+  counters.stats.snapshot_bytes = bytes.size();
+  ++counters.stats.snapshots_written;
+  if (counters.snapshots_written != nullptr) counters.snapshots_written->Increment();
+  spdlog::debug("snapshot at stream sequence {}: {} bytes", h.sequence, bytes.size());
+  return Status::ok();
+}
+
+void Recovery::maybe_snapshot() {
+  if (!snapshots_) return;
+  uint64_t applied = 0, covered = 0;
+  {
+    std::shared_lock lock(ctx_.model_mu);
+    applied = ctx_.counters.stats.last_applied_sequence;
+    covered = ctx_.counters.stats.snapshot_sequence;
+  }
+  if (applied < covered + ctx_.config.snapshots.every_events) return;
+  if (auto s = save_snapshot(); !s) spdlog::warn("snapshot not written: {}", s.message());
+}
+
+uint64_t Recovery::load_snapshot(uint64_t stream_last) {
+  if (!snapshots_) return 0;
+  const DaemonConfig& config = ctx_.config;
+  DaemonCounters& counters = ctx_.counters;
+  const std::string key = snapshot_key(config.intake.durable);
+  auto got = bus::get_chunked(*snapshots_, key);
+  if (!got) {
+    spdlog::warn("snapshot {}/{} not read ({}): replaying the stream from its start",
+                 snapshots_->bucket(), key, got.status().message());
+    return 0;
+  }
+  if (!*got) return 0;
+  const std::string& bytes = (*got)->value;
+  base::ArchiveReader r(bytes);
+  Header h;
+  r(h);
+  std::string why;
+  if (!r.ok() || h.magic != kMagic) {
+    why = "not a gpuaasd snapshot";
+  } else if (h.schema != kSchema || h.version != GPUAAS_VERSION_STRING) {
+    why = "written by another version (" + h.version + ", schema " + std::to_string(h.schema) + ")";
+  } else if (h.stream != config.events_stream.name) {
+    why = "of another stream (" + h.stream + ")";
+  } else if (h.admission != (ctx_.pipeline != nullptr)) {
+    why = "written with admission " + std::string(h.admission ? "on" : "off");
+  } else if (h.sequence > stream_last) {
+    why = "it covers sequence " + std::to_string(h.sequence) + " but stream " + h.stream +
+          " ends at " + std::to_string(stream_last) + " (created again?)";
+  } else if (auto same = covers_stream_event(h.sequence, h.data_hash); !same.empty()) {
+    why = same;
+  }
+  if (why.empty()) {
+    std::unique_lock lock(ctx_.model_mu);
+    ctx_.model.load_state(r);
+    if (ctx_.pipeline) ctx_.pipeline->load_state(r);
+    uint32_t end = 0;
+    r(end);
+    if (r.ok() && (end != kEndMark || !r.done())) r.fail("the end mark is missing");
+    // The same state written again must give the same bytes: a field list that changed without
+    // a schema bump shows here, not as a wrong decision later.
+    if (r.ok()) {
+      base::ArchiveWriter w;
+      w(h);
+      ctx_.model.save_state(w);
+      if (ctx_.pipeline) ctx_.pipeline->save_state(w);
+      w(kEndMark);
+      if (w.take() != bytes) r.fail("it does not read back to the same bytes");
+    }
+    if (r.ok()) {
+      counters.stats.last_applied_sequence = h.sequence;
+      counters.stats.snapshot_sequence = h.sequence;
+      spdlog::info("state loaded from snapshot {}/{}: stream sequence {}, {} bytes",
+                   snapshots_->bucket(), key, h.sequence, bytes.size());
+      return h.sequence;
+    }
+    why = r.error();
+    // Half-loaded parts are dropped: the replay starts from an empty model and pipeline, given
+    // the daemon's plugins again. This runs before any take-over, so the pipeline has no epoch
+    // to keep.
+    ctx_.reset_state();
+  }
+  ++counters.stats.snapshots_refused;
+  if (counters.snapshots_refused != nullptr) counters.snapshots_refused->Increment();
+  spdlog::error("snapshot {}/{} ignored, replaying the stream from its start: {}",
+                snapshots_->bucket(), key, why);
+  return 0;
+}
+
+}  // namespace gpuaas::core

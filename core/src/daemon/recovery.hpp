@@ -1,0 +1,48 @@
+// How a new process gets its state back: the latest snapshot of the daemon's state, then the
+// events after it, replayed. Snapshots live in a KV bucket, one key per work consumer (its
+// durable name): the snapshot pairs with that consumer's position. Private to gpuaas_core.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "daemon/context.hpp"
+#include "gpuaas/base/status.hpp"
+#include "gpuaas/bus/bus.hpp"
+#include "gpuaas/bus/key_value.hpp"
+
+namespace gpuaas::core {
+
+class Recovery {
+ public:
+  // Replays one batch: applies its events up to stream sequence `limit`; the output of those at
+  // or below `quiet_floor` is not published again (it was, before the restart).
+  using Replay = std::function<void(bus::Batch&, uint64_t limit, uint64_t quiet_floor)>;
+
+  explicit Recovery(DaemonContext& ctx);
+  ~Recovery();
+  Recovery(const Recovery&) = delete;
+  Recovery& operator=(const Recovery&) = delete;
+
+  // Rebuilds the empty model up to where the previous incarnation stopped.
+  Status recover(const Replay& replay);
+  // Writes a snapshot of everything applied (nothing when snapshots are off or it would cover
+  // what the last one does); with the model unlocked: takes the lock itself.
+  Status save_snapshot();
+  // Writes one when enough events were applied since the last (config().snapshots).
+  void maybe_snapshot();
+
+ private:
+  Status open_snapshots();
+  // Loads the latest snapshot into the empty model; the sequence it covers, 0 when there is
+  // none it can use (the caller then replays from the stream's start).
+  uint64_t load_snapshot(uint64_t stream_last);
+  std::string covers_stream_event(uint64_t seq, uint64_t data_hash);
+
+  DaemonContext& ctx_;
+  std::unique_ptr<bus::KeyValue> snapshots_;
+};
+
+}  // namespace gpuaas::core

@@ -1,0 +1,73 @@
+// What the model's changes mean to each stage: nodes and the pods of queued workloads to
+// admission; workload objects to cost (outcomes), idle reclaim (a user starting one held at
+// zero) and admission (the queue), in that order, since reclaim decides whether admission may
+// take a workload in.
+#include "pipeline/pipeline_stages.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+admission::Time to_time(wire::EventTime t) {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
+}
+
+}  // namespace
+
+void DecisionPipeline::Stages::feed(const std::vector<ModelChange>& changes, ClusterModel& model) {
+  const std::string& kPolicyKey = Stages::policy_key();
+  for (const auto& ch : changes) {
+    switch (ch.category) {
+      case ModelChange::Category::kNode:
+        upsert_node(model, ch.key);
+        break;
+      case ModelChange::Category::kPod:
+        admission.update_pod(model, ch);
+        if (!ch.node.empty()) upsert_node(model, ch.node);
+        break;
+      case ModelChange::Category::kObject:
+        if (ch.key == kPolicyKey) break;
+        if (ch.change == wire::ChangeType::kDeleted) {
+          remove_object(model, ch.key);
+        } else if (const KubeObject* o = model.object(ch.key)) {
+          upsert_object(model, ch.key, *o);
+        }
+        break;
+    }
+  }
+}
+
+void DecisionPipeline::Stages::upsert_node(const ClusterModel& model, const std::string& name) {
+  admission.upsert_node(model, name, scale_out.cordoned(name));
+}
+
+void DecisionPipeline::Stages::upsert_object(const ClusterModel& model, const std::string& key,
+                                             const KubeObject& obj) {
+  if (obj.meta.kind == "Namespace" && obj.meta.api_version == "v1") {
+    admission.set_namespace(obj, to_time(model.now()));
+    return;
+  }
+  const WorkloadView* view = model.view_of(key);
+  if (!view) return;
+  if (view->lifecycle && view->lifecycle->state() == v1::WorkloadLifecycle::SUCCEEDED)
+    cost.succeeded(key, obj, admission.engine().cluster_queue_of(key));
+  reclaim.object_changed(model, key, obj, admission, sink, pending);
+  if (reclaim.holds_out(key)) return;
+  if (admission.upsert_workload(model, key, obj, *view, reclaim.waking_demand(key),
+                                reclaim.gate_of(obj) != nullptr))
+    reclaim.gate_candidate(key);
+}
+
+void DecisionPipeline::Stages::remove_object(const ClusterModel& model, const std::string& key) {
+  cost.forget(key);
+  reclaim.forget(key);
+  admission.forget(key, to_time(model.now()));
+}
+
+AdmissionStage::Hooks DecisionPipeline::Stages::hooks(const ClusterModel& model) {
+  return {[this, &model](const std::string& key) { return reclaim.admit_action(model, key); },
+          [this, &model](const std::string& key) {
+            if (const KubeObject* o = model.object(key)) upsert_object(model, key, *o);
+          }};
+}
+
+}  // namespace gpuaas::core

@@ -1,0 +1,137 @@
+// `gpuaasctl explain`: why a workload waits, from the stages' state, never changing it: its
+// place in the queue and the reason admission gives, its deadline, and what idle reclaim does
+// with it.
+#include <nlohmann/json.hpp>
+
+#include "gpuaas/wire/event_codec.hpp"
+#include "pipeline/pipeline_stages.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+using std::chrono::duration_cast;
+using std::chrono::seconds;
+
+wire::EventTime to_event_time(admission::Time t) { return wire::EventTime(t.time_since_epoch()); }
+std::string when(wire::EventTime t) { return wire::format_rfc3339(t); }
+
+json explanation(const admission::Explanation& x) {
+  auto at = [](const std::optional<admission::Time>& t) -> json {
+    return t ? json(wire::format_rfc3339(to_event_time(*t))) : json(nullptr);
+  };
+  return {{"state", x.state},
+          {"reason", x.reason},
+          {"message", x.message},
+          {"held_by", x.holder},
+          {"cluster_queue", x.cluster_queue},
+          {"local_queue", x.local_queue},
+          {"priority", x.priority},
+          {"position",
+           {{"cluster_queue",
+             x.position_in_cluster_queue < 0 ? json(nullptr) : json(x.position_in_cluster_queue)},
+            {"local_queue",
+             x.position_in_local_queue < 0 ? json(nullptr) : json(x.position_in_local_queue)}}},
+          {"estimated_start", at(x.estimated_start)},
+          {"deadline", at(x.deadline)},
+          {"deadline_at_risk", x.deadline_at_risk}};
+}
+
+// What idle reclaim does with the workload; null when it does not watch it.
+json reclaim_json(const ReclaimBook& book, const std::string& key) {
+  const ReclaimState* st = book.find(key);
+  if (!st) return nullptr;
+  json j = {{"state", to_string(st->phase)}, {"rule", st->rule}};
+  const ReclaimRule* rule = book.rule(st->rule);
+  if (st->phase == ReclaimPhase::kActive) {
+    j["running_since"] = when(st->running_since);
+    j["last_activity"] = when(st->last_activity);
+    j["evidence"] = st->evidence;
+    if (rule) {
+      const auto t = idle_timeout(*st, *rule);
+      j["timeout_seconds"] = duration_cast<seconds>(t).count();
+      j["idle_at"] = when(std::max(st->last_activity, st->running_since) + t);
+      j["learned"] = rule->spec.learn_arrivals && st->timeout_in_force.count() > 0;
+    }
+    if (st->woken_at) j["woken_at"] = when(*st->woken_at);
+  } else {
+    j["at_zero_since"] = when(st->at_zero_since);
+    j["action"] = to_string(st->action);
+    j["reason"] = st->reason;
+    if (st->phase == ReclaimPhase::kAtZero) {
+      j["quota"] = st->lent ? "Lent" : "Reserved";
+      j["reserved_until"] = when(st->reserved_until);
+    } else {
+      j["quota"] = st->phase == ReclaimPhase::kWaking ? "Queued" : "Released";
+    }
+  }
+  return j;
+}
+
+// "namespace/name": the queued (or reclaimed) workload of that name, whatever its kind.
+std::string find_key(const AdmissionStage& admission, const ReclaimBook& book,
+                     const ClusterModel& model, const std::string& request) {
+  const auto slash = request.find('/');
+  const std::string ns = slash == std::string::npos ? "" : request.substr(0, slash);
+  const std::string name = slash == std::string::npos ? request : request.substr(slash + 1);
+  std::string found;
+  for (const auto& k : admission.queued_keys()) {
+    const KubeObject* o = model.object(k);
+    if (o && o->meta.namespace_ == ns && o->meta.name == name) {
+      found = k;
+      break;
+    }
+  }
+  for (const auto& [k, st] : book.states()) {
+    const KubeObject* o = found.empty() ? model.object(k) : nullptr;
+    if (o && o->meta.namespace_ == ns && o->meta.name == name) found = k;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::string DecisionPipeline::explain_json(std::string_view request,
+                                           const ClusterModel& model) const {
+  const Stages& s = *stages_;
+  if (!s.admission.active())
+    return json{{"error", "no policy is in force: admission is off (gpuaasd --policy FILE)"}}
+        .dump();
+  const ReclaimBook& book = s.reclaim.book();
+  std::string key(request);
+  if (std::count(key.begin(), key.end(), '/') < 3) {
+    key = find_key(s.admission, book, model, key);
+    if (key.empty())
+      return json{{"error", "no queued workload " + std::string(request) +
+                                " (it needs the kueue.x-k8s.io/queue-name label and a plugin "
+                                "for its kind)"}}
+          .dump();
+  }
+  auto x = s.admission.engine().explain(
+      key, std::chrono::time_point_cast<std::chrono::milliseconds>(model.now()));
+  const json reclaim = reclaim_json(book, key);
+  if (!x.known && reclaim.is_null()) return json{{"error", "no queued workload " + key}}.dump();
+  if (!x.known) {
+    // Idle reclaim released its quota: it is out of the queue until asked for.
+    x.state = "ScaledToZero";
+    x.reason = "QuotaReleased";
+    x.message = "at zero; its quota reservation ended: a request or a start queues it again";
+  }
+  if (s.reclaim.max_wait_reported(key) && x.state == "Pending") {
+    x.reason = "MaxWaitExceeded";
+    x.message = "waited longer than its NotebookPolicy's maxWait: " + x.message;
+  }
+  json j = explanation(x);
+  j["quota_reserved_idle"] = x.quota_reserved_idle;
+  j["quota_lent"] = x.quota_lent;
+  if (!reclaim.is_null()) j["reclaim"] = reclaim;
+  if (const KubeObject* o = model.object(key)) {
+    j["workload"] = {{"kind", o->meta.kind},
+                     {"namespace", o->meta.namespace_},
+                     {"name", o->meta.name},
+                     {"key", key}};
+  }
+  return j.dump();
+}
+
+}  // namespace gpuaas::core

@@ -1,0 +1,21 @@
+// The policy a scenario runs with when it names none and --policy gives none: one ResourceFlavor
+// per node-pool flavor (nodes labelled gpuaas.io/flavor), one ClusterQueue per namespace with an
+// equal share of the GPUs the pools can reach, all in one cohort so that idle quota is lent, a
+// LocalQueue for every queue the workloads name, a WorkloadPriorityClass for every priority class
+// they name (high 1000, low 10, any other 100), and fair sharing; for serving replays
+// (Scenario::gpuaas_scale_to_zero) also an IdleReclaimPolicy for InferenceServices with Knative's
+// window and grace and learned arrivals. docs/simulator.md shows it.
+#pragma once
+
+#include <vector>
+
+#include "gpuaas/sim/baselines.hpp"
+#include "gpuaas/sim/scenario.hpp"
+
+namespace gpuaas::sim {
+
+inline constexpr const char* kFlavorLabel = "gpuaas.io/flavor";
+
+std::vector<PolicyText> default_policy(const Scenario& s);
+
+}  // namespace gpuaas::sim

@@ -1,0 +1,194 @@
+// The whole loop as a platform team runs it, with the Kubernetes API faked in-process: the
+// gpuaas-bridge executable watches the fake API server and publishes what it sees; a real gpuaasd
+// on a real nats-server admits the queued RayJob; the bridge applies the admission, reports the
+// result, creates the Kubernetes Event and writes the status annotation. Then the bridge is
+// killed and restarted (nothing applied twice) and a deletion missed during a watch gap comes
+// through a relist.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <nlohmann/json.hpp>
+
+#include "../tools/daemon_e2e.hpp"
+#include "fake_api_server.hpp"
+#include "gpuaas/bus/nats_bus.hpp"
+#include "gpuaas/kube/manifest_reader.hpp"
+#include "gpuaas/wire/event_codec.hpp"
+
+namespace gpuaas::testing {
+namespace {
+
+json first_manifest(const std::string& rel) {
+  auto docs = kube::read_manifests(shared_dir() + "/manifests/" + rel);
+  EXPECT_TRUE(docs) << docs.status().message();
+  return docs && !docs->empty() ? json::parse((*docs)[0].json) : json();
+}
+
+json yaml_json(const std::string& text) {
+  auto docs = kube::parse_manifests(text, "inline");
+  EXPECT_TRUE(docs && docs->size() == 1);
+  return json::parse((*docs)[0].json);
+}
+
+class BridgeEndToEnd : public DaemonEndToEnd {
+ protected:
+  BridgeEndToEnd() : DaemonEndToEnd("bridge") {}
+
+  void SetUp() override {
+    DaemonEndToEnd::SetUp();
+    api_ = bridge::FakeApiServer::start();
+    for (const auto& r : std::vector<std::tuple<std::string, std::string, std::string, bool>>{
+             {"v1", "Node", "nodes", false},
+             {"v1", "Pod", "pods", true},
+             {"v1", "Event", "events", true},
+             {"ray.io/v1", "RayJob", "rayjobs", true},
+             {"ray.io/v1", "RayCluster", "rayclusters", true}}) {
+      api_->add_resource(std::get<0>(r), std::get<1>(r), std::get<2>(r), std::get<3>(r));
+    }
+    api_->require_token("e2e-token");
+    write("kubeconfig",
+          "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
+          "clusters:\n- name: fake\n  cluster: {server: \"" +
+              api_->url() +
+              "\"}\nusers:\n- name: u\n  user: {token: e2e-token}\n"
+              "contexts:\n- name: fake\n  context: {cluster: fake, user: u}\n");
+    // Only the kinds the fake serves; short watches so re-watches happen within the test.
+    write("bridge.yaml", "cluster: e2e\nroot: " + root_ +
+                             "\nkubernetes: {inCluster: false, kubeconfig: " + dir_ +
+                             "/kubeconfig}\nwatch: {timeoutSeconds: 5}\nadmin: \"\"\n"
+                             "resources:\n"
+                             "- {apiVersion: v1, kind: Node, plural: nodes, namespaced: false}\n"
+                             "- {apiVersion: v1, kind: Pod, plural: pods}\n"
+                             "- {apiVersion: ray.io/v1, kind: RayJob, plural: rayjobs}\n"
+                             "- {apiVersion: ray.io/v1, kind: RayCluster, plural: rayclusters}\n");
+  }
+
+  void start_bridge(const std::string& log_name) {
+    bridge_ = std::make_unique<ChildProcess>(
+        std::vector<std::string>{bin_dir() + "/gpuaas-bridge", "--config", dir_ + "/bridge.yaml",
+                                 "--server", url()},
+        dir_ + "/" + log_name);
+  }
+
+  // Merge patches that resumed the job (the admission), as the API server received them.
+  std::size_t admissions(const std::string& name) const {
+    std::size_t n = 0;
+    for (const auto& r : api_->requests()) {
+      if (r.method != "PATCH" || r.path.find("/rayjobs/" + name) == std::string::npos) continue;
+      auto body = json::parse(r.body, nullptr, false);
+      n +=
+          body.is_object() && body.contains("spec") && body["spec"].value("suspend", true) == false;
+    }
+    return n;
+  }
+
+  std::unique_ptr<bridge::FakeApiServer> api_;
+  std::unique_ptr<ChildProcess> bridge_;
+};
+
+TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
+  start_daemon(kH100QueuePolicy);
+  api_->put(yaml_json(kH100Node));
+  json job = first_manifest("kuberay/ray-job.sample.yaml");
+  ASSERT_TRUE(job.is_object());
+  job["metadata"]["namespace"] = "team-a";
+  job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "main";
+  job["spec"]["suspend"] = true;  // what the webhook does at creation
+  api_->put(job);
+  start_bridge("bridge.log");
+
+  // The admission travels: fake API -> bridge -> NATS -> gpuaasd -> action -> bridge -> fake API.
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto o = api_->get("ray.io/v1", "RayJob", "team-a", "rayjob-sample");
+        return o && (*o)["spec"].value("suspend", true) == false;
+      },
+      seconds(30)))
+      << "bridge:\n"
+      << bridge_->log() << "\ngpuaasd:\n"
+      << log();
+  // The status annotation the bridge writes may land between the decision and its patch: the
+  // patch then meets a 409 and gpuaasd patches again on the newer version (one more request).
+  const std::size_t patches = admissions("rayjob-sample");
+  EXPECT_GE(patches, 1u);
+  EXPECT_LE(patches, 4u) << log();
+  if (patches > 1) {
+    EXPECT_NE(log().find("patching again"), std::string::npos) << log();
+  }
+
+  // The user sees it: a Kubernetes Event on the job, and the daemon learned the outcome.
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& r : api_->requests()) {
+      if (r.method == "POST" && r.path == "/api/v1/namespaces/team-a/events" &&
+          json::parse(r.body, nullptr, false).value("reason", "") == "Admitted")
+        return true;
+    }
+    return false;
+  })) << bridge_->log();
+  // ... and exactly one admission was applied; the others met a conflict and were reported so.
+  json results;
+  ASSERT_TRUE(eventually([&] {
+    auto st = json::parse(ctl("state --json").out, nullptr, false);
+    if (!st.is_object()) return false;
+    results = st["intake"]["action_results"];
+    return results["applied"].get<std::size_t>() + results["conflict"].get<std::size_t>() ==
+           patches;
+  })) << log();
+  EXPECT_EQ(results["applied"], 1) << results.dump();
+
+  // Killed and started again: the action is redelivered or read again, and not applied twice.
+  bridge_->stop(SIGKILL);
+  start_bridge("bridge2.log");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // its watches and consumer come back
+  ASSERT_TRUE(api_->wait_for_watches(4, 10000)) << bridge_->log();
+  EXPECT_EQ(admissions("rayjob-sample"), patches) << bridge_->log();
+
+  // A deletion during a watch gap the server no longer has history for: the relist finds the
+  // job gone, the bridge publishes DELETED, and the daemon forgets the workload.
+  const auto uid = api_->get("ray.io/v1", "RayJob", "team-a", "rayjob-sample")
+                       .value()["metadata"]["uid"]
+                       .get<std::string>();
+  {
+    auto before = explain("team-a/rayjob-sample");
+    ASSERT_TRUE(before.is_object() && before.contains("workload")) << before.dump();
+  }
+  api_->gone_as_error_event(false);
+  api_->remove("ray.io/v1", "RayJob", "team-a", "rayjob-sample");
+  api_->forget_history_before(api_->resource_version());
+  api_->close_watches();
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto e = explain("team-a/rayjob-sample");
+        return e.is_null() || !e.contains("workload");
+      },
+      seconds(20)))
+      << bridge_->log();
+
+  // The DELETED event in the stream carries its own Nats-Msg-Id (uid.rv.DELETED).
+  bus::NatsOptions o;
+  o.url = url();
+  auto b = bus::connect_nats(o);
+  ASSERT_TRUE(b);
+  std::string prefix = root_;
+  for (auto& c : prefix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto reader = (*b)->open_reader(prefix + "_EVENTS", 1);
+  ASSERT_TRUE(reader) << reader.status().message();
+  bool deleted = false;
+  for (int round = 0; round < 50 && !deleted; ++round) {
+    auto batch = (*reader)->fetch(256, std::chrono::milliseconds(200));
+    if (!batch || (*batch)->size() == 0) break;
+    for (std::size_t i = 0; i < (*batch)->size(); ++i) {
+      v1::Event ev;
+      if (!wire::decode_event((*batch)->data(i), (*batch)->header(i, "content-type"), ev)) continue;
+      if (ev.has_object() && ev.object().type() == v1::ObjectEvent::DELETED &&
+          ev.id().rfind(uid + ".", 0) == 0 && ev.id().size() > 8 &&
+          ev.id().substr(ev.id().size() - 8) == ".DELETED")
+        deleted = true;
+    }
+  }
+  EXPECT_TRUE(deleted) << bridge_->log();
+  EXPECT_EQ(bridge_->stop(SIGTERM), 0) << bridge_->log();
+}
+
+}  // namespace
+}  // namespace gpuaas::testing
