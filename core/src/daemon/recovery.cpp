@@ -3,7 +3,8 @@
 // publish the output of a covered event again.
 //
 // Layout: a header (magic, schema, build version, covered sequence), the model, the decision
-// pipeline, then an end mark. A snapshot is read back only by the same schema and version;
+// pipeline, then an end mark. A snapshot is read back only by the same version and a schema
+// the pipeline still reads (kOldestSchema to kSchema);
 // anything else (or a damaged one) is logged, counted and ignored: the restart replays the
 // stream from its start.
 #include "daemon/recovery.hpp"
@@ -23,7 +24,10 @@ namespace gpuaas::core {
 namespace {
 
 constexpr std::string_view kMagic = "gpuaas-snapshot";
-constexpr uint32_t kSchema = 3;  // bump when any archived field list changes
+// Bump when any archived field list changes (the model's or a stage's); the pipeline still reads
+// the layouts from kOldestSchema on.
+constexpr uint32_t kSchema = DecisionPipeline::kSnapshotSchema;
+constexpr uint32_t kOldestSchema = DecisionPipeline::kOldestSnapshotSchema;
 constexpr uint32_t kEndMark = 0x454e4421;
 
 struct Header {
@@ -185,7 +189,7 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
   std::string why;
   if (!r.ok() || h.magic != kMagic) {
     why = "not a gpuaasd snapshot";
-  } else if (h.schema != kSchema || h.version != GPUAAS_VERSION_STRING) {
+  } else if (h.schema < kOldestSchema || h.schema > kSchema || h.version != GPUAAS_VERSION_STRING) {
     why = "written by another version (" + h.version + ", schema " + std::to_string(h.schema) + ")";
   } else if (h.stream != config.events_stream.name) {
     why = "of another stream (" + h.stream + ")";
@@ -200,7 +204,7 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
   if (why.empty()) {
     std::unique_lock lock(ctx_.model_mu);
     ctx_.model.load_state(r);
-    if (ctx_.pipeline) ctx_.pipeline->load_state(r);
+    if (ctx_.pipeline) ctx_.pipeline->load_state(r, h.schema);
     uint32_t end = 0;
     r(end);
     if (r.ok() && (end != kEndMark || !r.done())) r.fail("the end mark is missing");
@@ -210,7 +214,7 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
       base::ArchiveWriter w;
       w(h);
       ctx_.model.save_state(w);
-      if (ctx_.pipeline) ctx_.pipeline->save_state(w);
+      if (ctx_.pipeline) ctx_.pipeline->save_state(w, h.schema);
       w(kEndMark);
       if (w.take() != bytes) r.fail("it does not read back to the same bytes");
     }

@@ -274,14 +274,4 @@ void ReclaimStage::count_phases() {
     workloads_->Add({{"phase", to_string(ph)}}).Set(counts[static_cast<int>(ph)]);
 }
 
-void ReclaimStage::save_state(base::ArchiveWriter& w) const {
-  w(next_pass_, samples_seen_, gate_candidates_, gated_, max_wait_reported_);
-  book_.save_state(w);
-}
-
-void ReclaimStage::load_state(base::ArchiveReader& r) {
-  r(next_pass_, samples_seen_, gate_candidates_, gated_, max_wait_reported_);
-  if (r.ok()) book_.load_state(r);
-}
-
 }  // namespace gpuaas::core

@@ -73,9 +73,15 @@ class ReclaimStage {
   std::set<std::string> waking() const;
   bool max_wait_reported(const std::string& key) const { return max_wait_reported_.count(key); }
 
-  // Snapshots: the book and the pass's own clock and gate state.
-  void save_state(base::ArchiveWriter& w) const;
-  void load_state(base::ArchiveReader& r);
+  // Snapshots: the pass's own clock and gate state, then the book (apart, for an older
+  // snapshot layout: pipeline_snapshot.cpp).
+  template <typename Self, typename A>
+  static void pass_fields(Self& self, A& a) {
+    a(self.next_pass_, self.samples_seen_, self.gate_candidates_, self.gated_,
+      self.max_wait_reported_);
+  }
+  void save_book(base::ArchiveWriter& w) const { book_.save_state(w); }
+  void load_book(base::ArchiveReader& r) { book_.load_state(r); }
 
  private:
   // reclaim_steps.cpp

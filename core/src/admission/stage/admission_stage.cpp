@@ -162,14 +162,10 @@ const admission::Time* AdmissionStage::first_seen(const std::string& key) const 
   return it == first_seen_.end() ? nullptr : &it->second;
 }
 
-void AdmissionStage::save_state(base::ArchiveWriter& w) const {
-  w(first_seen_, admitted_, queued_, managed_pods_, managed_requests_, admit_requests_, reissue_);
-  engine_->save_state(w);
-}
+void AdmissionStage::save_engine(base::ArchiveWriter& w) const { engine_->save_state(w); }
 
-void AdmissionStage::load_state(base::ArchiveReader& r,
-                                std::shared_ptr<const policy::PolicySet> set) {
-  r(first_seen_, admitted_, queued_, managed_pods_, managed_requests_, admit_requests_, reissue_);
+void AdmissionStage::load_engine(base::ArchiveReader& r,
+                                 std::shared_ptr<const policy::PolicySet> set) {
   if (!r.ok()) return;
   engine_ = std::make_unique<admission::Scheduler>(std::move(set));
   engine_->load_state(r);

@@ -96,9 +96,19 @@ class AdmissionStage {
   // When the workload was first seen (its queue order), or nullptr.
   const admission::Time* first_seen(const std::string& key) const;
 
-  // Snapshots: the engine and what the stage keeps about the workloads it queues.
-  void save_state(base::ArchiveWriter& w) const;
-  void load_state(base::ArchiveReader& r, std::shared_ptr<const policy::PolicySet> set);
+  // Snapshots: what the stage keeps about the workloads it queues, then the engine. The two
+  // field lists are apart because an older snapshot layout wrote other stages' fields between
+  // them (pipeline_snapshot.cpp).
+  template <typename Self, typename A>
+  static void queue_fields(Self& self, A& a) {
+    a(self.first_seen_, self.admitted_, self.queued_, self.managed_pods_, self.managed_requests_);
+  }
+  template <typename Self, typename A>
+  static void conflict_fields(Self& self, A& a) {
+    a(self.admit_requests_, self.reissue_);
+  }
+  void save_engine(base::ArchiveWriter& w) const;
+  void load_engine(base::ArchiveReader& r, std::shared_ptr<const policy::PolicySet> set);
 
  private:
   void count(const admission::Decision& d, wire::EventTime now);
