@@ -4,17 +4,11 @@
 // what they decide leaves through the DecisionSink.
 #include "gpuaas/core/decision_pipeline.hpp"
 
+#include "admission/stage/admission_inputs.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "pipeline/pipeline_stages.hpp"
 
 namespace gpuaas::core {
-namespace {
-
-admission::Time to_time(wire::EventTime t) {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-}
-
-}  // namespace
 
 DecisionPipeline::Stages::Stages(bus::Subjects subjects, std::string source,
                                  telemetry::Registry* registry, WorkloadInterpreter* interpreter)

@@ -10,11 +10,10 @@
 #include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::core {
+
 namespace {
 
 using nlohmann::json;
-
-wire::EventTime to_event_time(admission::Time t) { return wire::EventTime(t.time_since_epoch()); }
 
 // The placement hint rides on the plugin's first patch, as an annotation any scheduler plugin
 // or the bridge can read.

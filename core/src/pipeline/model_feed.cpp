@@ -2,16 +2,10 @@
 // admission; workload objects to cost (outcomes), idle reclaim (a user starting one held at
 // zero) and admission (the queue), in that order, since reclaim decides whether admission may
 // take a workload in.
+#include "admission/stage/admission_inputs.hpp"
 #include "pipeline/pipeline_stages.hpp"
 
 namespace gpuaas::core {
-namespace {
-
-admission::Time to_time(wire::EventTime t) {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-}
-
-}  // namespace
 
 void DecisionPipeline::Stages::feed(const std::vector<ModelChange>& changes, ClusterModel& model) {
   const std::string& kPolicyKey = Stages::policy_key();

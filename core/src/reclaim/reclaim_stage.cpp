@@ -1,4 +1,5 @@
 #include "reclaim/reclaim_stage.hpp"
+#include "admission/stage/admission_inputs.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +12,7 @@
 #include "reclaim/activity_reader.hpp"
 
 namespace gpuaas::core {
+
 namespace {
 
 using std::chrono::duration_cast;
@@ -19,10 +21,6 @@ using std::chrono::seconds;
 
 // Decisions are taken at the first event at least this long after the previous look.
 constexpr seconds kReclaimInterval{5};
-
-admission::Time to_time(wire::EventTime t) {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-}
 
 std::string secs(milliseconds d) { return policy::format_duration(duration_cast<seconds>(d)); }
 

@@ -2,6 +2,7 @@
 // the reservation's end, and the wake that brings it back.
 #include <spdlog/spdlog.h>
 
+#include "admission/stage/admission_inputs.hpp"
 #include "admission/stage/admission_stage.hpp"
 #include "gpuaas/core/workload_plugin.hpp"
 #include "gpuaas/telemetry/registry.hpp"
@@ -10,11 +11,8 @@
 #include "reclaim/reclaim_stage.hpp"
 
 namespace gpuaas::core {
-namespace {
 
-admission::Time to_time(wire::EventTime t) {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-}
+namespace {
 
 // Woken: the idle clock starts over once its pods run again (start-up is not idleness).
 void woke(ReclaimState& st, const ClusterModel& model, const KubeObject& obj) {

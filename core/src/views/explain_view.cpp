@@ -3,17 +3,18 @@
 // with it.
 #include <nlohmann/json.hpp>
 
+#include "admission/stage/admission_inputs.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "pipeline/pipeline_stages.hpp"
 
 namespace gpuaas::core {
+
 namespace {
 
 using nlohmann::json;
 using std::chrono::duration_cast;
 using std::chrono::seconds;
 
-wire::EventTime to_event_time(admission::Time t) { return wire::EventTime(t.time_since_epoch()); }
 std::string when(wire::EventTime t) { return wire::format_rfc3339(t); }
 
 json explanation(const admission::Explanation& x) {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "admission/stage/admission_inputs.hpp"
 #include "admission/stage/admission_stage.hpp"
 #include "admission/stage/queue_metrics.hpp"
 #include "gpuaas/telemetry/registry.hpp"
@@ -12,11 +13,10 @@
 #include "pipeline/decision_sink.hpp"
 
 namespace gpuaas::core {
+
 namespace {
 
 using nlohmann::json;
-
-wire::EventTime to_event_time(admission::Time t) { return wire::EventTime(t.time_since_epoch()); }
 
 json placement_json(const admission::Decision& d, const std::vector<std::string>& pod_sets) {
   json sets = json::array();

@@ -9,6 +9,7 @@
 #include "gpuaas/admission/workload.hpp"
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/core/workload_interpreter.hpp"
+#include "gpuaas/wire/event_time.hpp"
 
 namespace gpuaas::core {
 
@@ -29,6 +30,14 @@ std::optional<admission::WorkloadInfo> workload_info(const KubeObject& object,
                                                      admission::Time created,
                                                      admission::NameIndex& resources,
                                                      std::string* error);
+
+// The engine keeps event time in milliseconds.
+inline admission::Time to_time(wire::EventTime t) {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
+}
+inline wire::EventTime to_event_time(admission::Time t) {
+  return wire::EventTime(t.time_since_epoch());
+}
 
 // RFC 3339 ("2026-11-29T16:03:23Z", fractions and offsets allowed) -> milliseconds since epoch.
 std::optional<admission::Time> parse_rfc3339(std::string_view text);

@@ -8,13 +8,6 @@
 #include "gpuaas/telemetry/registry.hpp"
 
 namespace gpuaas::core {
-namespace {
-
-admission::Time to_time(wire::EventTime t) {
-  return std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-}
-
-}  // namespace
 
 AdmissionStage::AdmissionStage(telemetry::Registry* registry, QueueMetrics& queue_metrics)
     : queue_metrics_(queue_metrics) {
