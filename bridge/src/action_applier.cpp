@@ -31,6 +31,18 @@ bool transient(const HttpResult& r) {
   return r.status == 0 || r.status == 401 || r.status == 429 || r.status >= 500;
 }
 
+// The resourceVersion a body conditions its write on: a merge patch's metadata.resourceVersion,
+// a SCALE body's "resourceVersion" or metadata.resourceVersion. "" when none.
+std::string resource_version_in(const json& body) {
+  if (!body.is_object()) return "";
+  if (const auto rv = body.find("resourceVersion"); rv != body.end() && rv->is_string())
+    return rv->get<std::string>();
+  const auto meta = body.find("metadata");
+  if (meta == body.end() || !meta->is_object()) return "";
+  const auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : "";
+}
+
 const char* outcome_name(v1::ActionResult::Outcome o) {
   switch (o) {
     case v1::ActionResult::APPLIED:
@@ -89,6 +101,15 @@ Result<ApiCall> api_call_for(const v1::Action& a, const BridgeConfig& cfg) {
     case v1::Action::DELETE:
       call.method = "DELETE";
       call.path = object_path(*r, ns, t.name());
+      // Only the object decided on: a late delete must not take a replacement of the same name
+      // (a StatefulSet's next pod); the API server answers 409 on another uid.
+      if (!t.uid().empty()) {
+        call.body = json{{"apiVersion", "v1"},
+                         {"kind", "DeleteOptions"},
+                         {"preconditions", {{"uid", t.uid()}}}}
+                        .dump();
+        call.content_type = "application/json";
+      }
       break;
     case v1::Action::SCALE: {
       auto body = json::parse(a.body_json(), nullptr, false);
@@ -96,7 +117,11 @@ Result<ApiCall> api_call_for(const v1::Action& a, const BridgeConfig& cfg) {
         return Status::invalid(describe(t) + ": a SCALE body must be {\"replicas\": N}");
       call.method = "PATCH";
       call.path = object_path(*r, ns, t.name()) + "/scale";
-      call.body = json{{"spec", {{"replicas", body["replicas"]}}}}.dump();
+      json scale = {{"spec", {{"replicas", body["replicas"]}}}};
+      // A version to condition on makes a stale resize a 409, as a conditioned merge patch is.
+      if (const std::string rv = resource_version_in(body); !rv.empty())
+        scale["metadata"] = {{"resourceVersion", rv}};
+      call.body = scale.dump();
       call.content_type = "application/merge-patch+json";
       break;
     }
@@ -151,6 +176,18 @@ v1::ActionResult ActionApplier::apply(const v1::Action& a) {
   } else if (r.status == 409) {
     res.set_outcome(v1::ActionResult::CONFLICT);
     res.set_message(api_message(r));
+    // A conditioned write met a newer object: say which version the API has now, when a read
+    // can tell (not for a CREATE's AlreadyExists, whose target is the object to be).
+    if (call->method != "POST") {
+      std::string path = call->path;
+      if (path.size() > 6 && path.compare(path.size() - 6, 6, "/scale") == 0)
+        path.resize(path.size() - 6);
+      const HttpResult now = kube_.request("GET", path);
+      const auto obj = now.ok() ? json::parse(now.body, nullptr, false) : json();
+      const std::string current = resource_version_in(obj);
+      if (!current.empty())
+        res.set_message(res.message() + " (the object is now at resourceVersion " + current + ")");
+    }
   } else {
     res.set_outcome(v1::ActionResult::FAILED);
     res.set_message(api_message(r));
@@ -185,13 +222,9 @@ Result<std::optional<v1::ActionResult>> ActionApplier::handle(const v1::Action& 
     }
   }
   *res.mutable_target() = a.target();
-  if (a.operation() == v1::Action::MERGE_PATCH) {
-    // The version the patch was conditioned on: after a conflict the daemon waits for a newer one.
-    auto body = json::parse(a.body_json(), nullptr, false);
-    if (body.is_object() && body.contains("metadata") && body["metadata"].is_object() &&
-        body["metadata"].contains("resourceVersion") &&
-        body["metadata"]["resourceVersion"].is_string())
-      res.set_resource_version(body["metadata"]["resourceVersion"].get<std::string>());
+  if (a.operation() == v1::Action::MERGE_PATCH || a.operation() == v1::Action::SCALE) {
+    // The version the write was conditioned on: after a conflict the daemon waits for a newer one.
+    res.set_resource_version(resource_version_in(json::parse(a.body_json(), nullptr, false)));
   }
   res.set_decision_id(a.decision_id());
   res.set_rule(a.rule());

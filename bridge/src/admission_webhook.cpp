@@ -120,17 +120,17 @@ AdmissionAnswer answer_admission_review(std::string_view body, std::string_view 
   if (has_object) {
     d = decide_hold(*object, operation, group, kind, queue_label, rules);
   } else {
-    d.reason = operation + ": only CREATE is held";
+    d.reason = operation + ": no object to hold";
   }
   json response = {{"uid", uid}, {"allowed", true}};
-  if (d.held) {
+  if (d.held || d.labelled) {
     response["patchType"] = "JSONPatch";
     response["patch"] = base64(d.patch.dump());
   }
   if (!d.warning.empty()) response["warnings"] = json::array({d.warning});
   AdmissionAnswer a;
   a.kind = kind;
-  a.result = d.held ? "held" : "passed";
+  a.result = d.held ? "held" : d.labelled ? "labelled" : "passed";
   a.reason = d.reason;
   a.body = json{{"apiVersion", "admission.k8s.io/v1"},
                 {"kind", "AdmissionReview"},
@@ -247,8 +247,9 @@ Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
                         .Name("gpuaas_bridge_webhook_requests_total")
                         .Help(
                             "Admission reviews answered by the webhook, by kind and result "
-                            "(held: patched to wait for admission; passed: allowed unchanged; "
-                            "invalid: malformed review, HTTP 400).")
+                            "(held: patched to wait for admission; labelled: a Deployment's or "
+                            "StatefulSet's pod template given the queue labels; passed: allowed "
+                            "unchanged; invalid: malformed review, HTTP 400).")
                         .Register(registry);
 
   mg_callbacks callbacks{};

@@ -40,6 +40,9 @@ Bridge::Bridge(BridgeConfig cfg, bus::Bus& bus, KubeClient& kube, telemetry::Reg
   kube_.on_request([this](const std::string& verb, long status, double seconds) {
     metrics_.api_request(verb, status, seconds);
   });
+  kube_.set_write_budget({cfg_.kubernetes.qps, cfg_.kubernetes.burst});
+  kube_.on_write(
+      [this](const std::string& verb, double waited) { metrics_.api_write(verb, waited); });
 }
 
 Bridge::~Bridge() { stop(); }
@@ -57,7 +60,10 @@ Status Bridge::start() {
     auto w = AdmissionWebhook::start(o, registry_);
     if (!w) return w.status();
     webhook_ = std::move(w).value();
-    spdlog::info("admission webhook on https://{}/mutate", webhook_->address());
+    std::string held;
+    for (const auto& r : o.rules) held += (held.empty() ? "" : ", ") + r.kind;
+    spdlog::info("admission webhook on https://{}/mutate, holding {}", webhook_->address(),
+                 held.empty() ? "nothing (no plugin declares a hold)" : held);
   }
 
   auto kv = bus_.open_kv(ledger_settings(cfg_));

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -110,6 +112,7 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
       {"server", string_reader(path, cfg.nats.url)},
       {"root", string_reader(path, cfg.root)},
       {"admin", string_reader(path, cfg.admin)},
+      {"plugins", string_reader(path, cfg.plugins_dir)},
       {"nats",
        [&](const YAML::Node& n) {
          return read_table(path, n, config::nats_readers(path, cfg.nats), "nats");
@@ -120,7 +123,21 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
                            {{"inCluster", bool_reader(path, k.in_cluster)},
                             {"kubeconfig", string_reader(path, k.kubeconfig)},
                             {"context", string_reader(path, k.context)},
-                            {"tokenRefresh", duration_reader(path, k.token_refresh)}},
+                            {"tokenRefresh", duration_reader(path, k.token_refresh)},
+                            {"qps",
+                             [&](const YAML::Node& v) {
+                               // A positive number, as client-go's QPS (a float).
+                               double q = 0;
+                               const std::string t = v.IsScalar() ? v.Scalar() : "";
+                               auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), q);
+                               if (t.empty() || ec != std::errc() || p != t.data() + t.size() ||
+                                   !(q > 0) || !std::isfinite(q))
+                                 return Status::invalid(where(path, v) + "kubernetes.qps: \"" + t +
+                                                        "\" is not a number > 0");
+                               k.qps = q;
+                               return Status::ok();
+                             }},
+                            {"burst", int_reader(path, k.burst, 1)}},
                            "kubernetes");
        }},
       {"resources", [&](const YAML::Node& n) { return read_resources(path, n, cfg.resources); }},
@@ -152,6 +169,7 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
                              [&](const YAML::Node& v) {
                                auto rules = parse_hold_rules(v, path);
                                if (!rules) return rules.status();
+                               w.hold_overrides = *rules;
                                w.holds = with_overrides(default_hold_rules(), *rules);
                                return Status::ok();
                              }}},
@@ -194,15 +212,10 @@ std::vector<ResourceConfig> default_resources() {
   return {
       {"v1", "Node", "nodes", false, true},
       {"v1", "Pod", "pods", true, true},
-      {"ray.io/v1", "RayCluster", "rayclusters", true, true},
-      {"ray.io/v1", "RayJob", "rayjobs", true, true},
-      {"serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", true, true},
-      {"kubeflow.org/v1", "PyTorchJob", "pytorchjobs", true, true},
-      {"kubeflow.org/v1", "TFJob", "tfjobs", true, true},
-      {"kubeflow.org/v2beta1", "MPIJob", "mpijobs", true, true},
-      {"trainer.kubeflow.org/v1alpha1", "TrainJob", "trainjobs", true, true},
-      {"kubeflow.org/v1", "Notebook", "notebooks", true, true},
-      {"batch/v1", "Job", "jobs", true, true},
+      // What gpuaasd reads besides workloads (core/include/gpuaas/core/consumed_kinds.hpp).
+      {"v1", "Namespace", "namespaces", false, true},
+      {"policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", true, true},
+      {"scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", false, true},
       {"cluster.x-k8s.io/v1beta1", "MachineSet", "machinesets", true, true},
       // Acted on, not watched: node removal, drains and provisioning (docs/scale-out.md).
       {"cluster.x-k8s.io/v1beta1", "Machine", "machines", true, false},
@@ -210,7 +223,6 @@ std::vector<ResourceConfig> default_resources() {
       {"autoscaling.x-k8s.io/v1", "ProvisioningRequest", "provisioningrequests", true, false},
       {"autoscaling.x-k8s.io/v1beta1", "ProvisioningRequest", "provisioningrequests", true, false},
       {"v1", "PodTemplate", "podtemplates", true, false},
-      {"kubeflow.org/v1beta1", "Notebook", "notebooks", true, false},
   };
 }
 

@@ -38,6 +38,16 @@ BridgeMetrics::BridgeMetrics(telemetry::Registry& r)
                        .Name("gpuaas_bridge_api_request_duration_seconds")
                        .Help("Kubernetes API request latency by verb (watches excluded).")
                        .Register(r)),
+      api_writes_(telemetry::BuildCounter()
+                      .Name("gpuaas_bridge_api_writes_total")
+                      .Help("Kubernetes API writes (every verb but GET), by verb, each after "
+                            "taking a token from the write budget (kubernetes.qps, .burst).")
+                      .Register(r)),
+      api_write_wait_(telemetry::BuildCounter()
+                          .Name("gpuaas_bridge_api_write_wait_seconds_total")
+                          .Help("Time writes spent waiting for the write budget.")
+                          .Register(r)
+                          .Add({})),
       samples_(telemetry::BuildCounter()
                    .Name("gpuaas_bridge_metric_samples_published_total")
                    .Help("Metric samples scraped or queried and published.")
@@ -72,6 +82,10 @@ void BridgeMetrics::events_published(const std::string& kind, uint64_t n) {
 }
 void BridgeMetrics::action(const std::string& outcome) {
   child(actions_, "result", outcome).Increment();
+}
+void BridgeMetrics::api_write(const std::string& verb, double waited_seconds) {
+  child(api_writes_, "verb", verb).Increment();
+  if (waited_seconds > 0) api_write_wait_.Increment(waited_seconds);
 }
 void BridgeMetrics::metric_samples(uint64_t n) { samples_.Increment(static_cast<double>(n)); }
 void BridgeMetrics::scrape_error() { scrape_errors_.Increment(); }

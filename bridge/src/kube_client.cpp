@@ -54,6 +54,34 @@ void KubeClient::on_request(RequestHook hook) {
   hook_ = std::move(hook);
 }
 
+void KubeClient::on_write(WriteHook hook) {
+  std::lock_guard lock(mutex_);
+  write_hook_ = std::move(hook);
+}
+
+void KubeClient::set_write_budget(WriteBudgetOptions options, MonotonicClock& clock) {
+  auto budget = std::make_shared<WriteBudget>(options, clock);
+  std::lock_guard lock(mutex_);
+  budget_ = std::move(budget);
+}
+
+WriteBudgetOptions KubeClient::write_budget() const {
+  std::lock_guard lock(mutex_);
+  return budget_->options();
+}
+
+void KubeClient::take_write_token(const std::string& method) {
+  std::shared_ptr<WriteBudget> budget;
+  WriteHook hook;
+  {
+    std::lock_guard lock(mutex_);
+    budget = budget_;
+    hook = write_hook_;
+  }
+  const auto waited = budget->acquire(stopped_);
+  if (hook) hook(method, std::chrono::duration<double>(waited).count());
+}
+
 std::string KubeClient::token() {
   std::lock_guard lock(mutex_);
   if (!token_loaded_) {
@@ -98,6 +126,13 @@ HttpResult KubeClient::perform(const std::string& method, const std::string& pat
   if (stopped_.load()) {
     result.error = "client stopped";
     return result;
+  }
+  if (method != "GET") {
+    take_write_token(method);
+    if (stopped_.load()) {
+      result.error = "client stopped";
+      return result;
+    }
   }
   const auto started = std::chrono::steady_clock::now();
   CURL* easy = curl_easy_init();

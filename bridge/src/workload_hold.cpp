@@ -10,10 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-// The workbench plugin's stop value when there is no event time: a webhook has none, and the
-// value must not depend on the wall clock.
-constexpr const char* kNotebookStopValue = "1970-01-01T00:00:00Z";
-
 bool equals_ignore_case(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
     auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
@@ -226,20 +222,9 @@ HoldRule HoldRule::scheduling_gate(std::string group, std::string kind, std::str
 }
 
 std::vector<HoldRule> default_hold_rules() {
-  return {
-      HoldRule::set_true("batch", "Job", "/spec/suspend"),
-      HoldRule::set_true("ray.io", "RayJob", "/spec/suspend"),
-      HoldRule::set_true("ray.io", "RayCluster", "/spec/suspend"),
-      HoldRule::set_true("trainer.kubeflow.org", "TrainJob", "/spec/suspend"),
-      HoldRule::set_true("kubeflow.org", "PyTorchJob", "/spec/runPolicy/suspend"),
-      HoldRule::set_true("kubeflow.org", "TFJob", "/spec/runPolicy/suspend"),
-      HoldRule::set_true("kubeflow.org", "MPIJob", "/spec/runPolicy/suspend"),
-      HoldRule::annotation("kubeflow.org", "Notebook", "kubeflow-resource-stopped",
-                           kNotebookStopValue, true),
-      HoldRule::annotation("serving.kserve.io", "InferenceService", "serving.kserve.io/stop",
-                           "true", false),
-      HoldRule::scheduling_gate("", "Pod", kAdmissionGate),
-  };
+  // None: every rule comes from a plugin's kind (plugin_kinds.hpp), so that nothing is held that
+  // no plugin releases.
+  return {};
 }
 
 Result<std::vector<HoldRule>> parse_hold_rules(const YAML::Node& node, const std::string& file) {
@@ -312,40 +297,173 @@ Result<json> hold_patch(const json& object, const HoldRule& rule) {
   return json::array();
 }
 
+namespace {
+
+constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
+constexpr const char* kPodGroupNameLabel = "kueue.x-k8s.io/pod-group-name";
+constexpr const char* kPodGroupTotalAnnotation = "kueue.x-k8s.io/pod-group-total-count";
+constexpr std::size_t kMaxLabelValue = 63;
+
+// Deployments and StatefulSets are not held: their pods are, one gate each, once the controller
+// makes them with the labels copied into the template (Kueue's pod integration).
+bool is_pod_controller(std::string_view group, std::string_view kind) {
+  return group == "apps" && (kind == "Deployment" || kind == "StatefulSet");
+}
+
+const std::string* label_of(const json& object, std::string_view key) {
+  const json* labels = object.is_object() ? find_path(object, {"metadata", "labels"}) : nullptr;
+  if (labels == nullptr || !labels->is_object()) return nullptr;
+  const auto it = labels->find(std::string(key));
+  return it != labels->end() && it->is_string() ? &it->get_ref<const std::string&>() : nullptr;
+}
+
+// The controller (ownerReferences[].controller) when it is of a held kind, else nullptr.
+const json* held_controller(const json& object, const std::vector<HoldRule>& rules) {
+  const json* owners = find_path(object, {"metadata", "ownerReferences"});
+  if (owners == nullptr || !owners->is_array()) return nullptr;
+  for (const auto& o : *owners) {
+    if (!o.is_object() || !o.value("controller", false)) continue;
+    if (find_hold_rule(rules, api_group_of(o.value("apiVersion", "")), o.value("kind", "")))
+      return &o;
+  }
+  return nullptr;
+}
+
+const json* controller_of_kind(const json& object, std::string_view group, std::string_view kind) {
+  const json* owners = find_path(object, {"metadata", "ownerReferences"});
+  if (owners == nullptr || !owners->is_array()) return nullptr;
+  for (const auto& o : *owners) {
+    if (o.is_object() && o.value("controller", false) && o.value("kind", "") == kind &&
+        api_group_of(o.value("apiVersion", "")) == group)
+      return &o;
+  }
+  return nullptr;
+}
+
+// FNV-1a, so that one StatefulSet name gives one group name on every bridge build.
+std::string short_hash(std::string_view s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 5; ++i, h >>= 4) out += kHex[h & 15];
+  return out;
+}
+
+// Sets `tokens` to `value` in `working` (the object as patched so far) unless it is already so,
+// and records the operation: each one is written against the result of those before it.
+Status set_in(json& working, const std::vector<std::string>& tokens, const std::string& value,
+              json& ops) {
+  const json* current = find_path(working, tokens);
+  if (current != nullptr && current->is_string() && *current == value) return Status::ok();
+  auto op = add_with_parents(working, tokens, value);
+  if (!op) return op.status();
+  working = working.patch(*op);
+  for (auto& o : *op) ops.push_back(std::move(o));
+  return Status::ok();
+}
+
+HoldDecision label_pod_template(const json& object, std::string_view kind,
+                                std::string_view queue_label, const std::string& queue,
+                                const std::vector<HoldRule>& rules) {
+  HoldDecision d;
+  if (find_hold_rule(rules, "", "Pod") == nullptr) {
+    d.reason = "no hold rule for Pod: the pods of this " + std::string(kind) + " would not be held";
+    return d;
+  }
+  if (const json* owner = held_controller(object, rules)) {
+    d.reason = "owned by " + owner->value("kind", "") + " " + owner->value("name", "") +
+               ", which is held itself";
+    return d;
+  }
+  json working = object;
+  json ops = json::array();
+  const std::vector<std::string> labels = {"spec", "template", "metadata", "labels"};
+  auto at = [&](std::vector<std::string> base, std::string key) {
+    base.push_back(std::move(key));
+    return base;
+  };
+  Status s = set_in(working, at(labels, std::string(queue_label)), queue, ops);
+  if (const std::string* pc = label_of(object, kPriorityClassLabel); s && pc && !pc->empty())
+    s = set_in(working, at(labels, kPriorityClassLabel), *pc, ops);
+  if (s && kind == "StatefulSet") {
+    // One workload of all the replicas, named as Kueue names a StatefulSet's.
+    const json* name = find_path(object, {"metadata", "name"});
+    const std::string sts = name != nullptr && name->is_string() ? name->get<std::string>() : "";
+    std::string group = "statefulset-" + sts;
+    if (group.size() > kMaxLabelValue) {
+      group.resize(kMaxLabelValue - 6);
+      while (!group.empty() && (group.back() == '-' || group.back() == '.')) group.pop_back();
+      group += "-" + short_hash(sts);
+    }
+    const json* replicas = find_path(object, {"spec", "replicas"});
+    const int64_t total =
+        replicas != nullptr && replicas->is_number_integer() ? replicas->get<int64_t>() : 1;
+    s = set_in(working, at(labels, kPodGroupNameLabel), group, ops);
+    if (s) {
+      s = set_in(working, {"spec", "template", "metadata", "annotations", kPodGroupTotalAnnotation},
+                 std::to_string(total), ops);
+    }
+  }
+  if (!s) {
+    d.reason = "cannot label the pod template: " + s.message();
+    d.warning = "gpuaas-bridge could not copy the queue label into this " + std::string(kind) +
+                "'s pod template: " + s.message();
+    return d;
+  }
+  if (ops.empty()) {
+    d.reason = "the pod template already carries the queue labels";
+    return d;
+  }
+  d.labelled = true;
+  d.patch = std::move(ops);
+  d.reason = "queue labels copied into the pod template";
+  return d;
+}
+
+}  // namespace
+
 HoldDecision decide_hold(const json& object, std::string_view operation, std::string_view api_group,
                          std::string_view kind, std::string_view queue_label,
                          const std::vector<HoldRule>& rules) {
   HoldDecision d;
-  if (operation != "CREATE") {
-    d.reason = std::string(operation) + ": only CREATE is held";
+  const bool controller = is_pod_controller(api_group, kind);
+  if (operation != "CREATE" && !(controller && operation == "UPDATE")) {
+    d.reason = std::string(operation) +
+               (controller ? ": only CREATE and UPDATE are labelled" : ": only CREATE is held");
     return d;
   }
-  const json* labels = object.is_object() ? find_path(object, {"metadata", "labels"}) : nullptr;
-  const json* queue = nullptr;
-  if (labels != nullptr && labels->is_object()) {
-    const auto it = labels->find(std::string(queue_label));
-    if (it != labels->end()) queue = &*it;
-  }
-  if (queue == nullptr || !queue->is_string() || queue->get_ref<const std::string&>().empty()) {
+  const std::string* queue = label_of(object, queue_label);
+  if (queue == nullptr || queue->empty()) {
     d.reason = "no " + std::string(queue_label) + " label";
     return d;
   }
+  if (controller) return label_pod_template(object, kind, queue_label, *queue, rules);
   const HoldRule* rule = find_hold_rule(rules, api_group, kind);
   if (rule == nullptr) {
     d.reason = "no hold rule for " + std::string(kind) + " in \"" + std::string(api_group) + "\"";
     return d;
   }
-  const json* owners = find_path(object, {"metadata", "ownerReferences"});
-  if (owners != nullptr && owners->is_array()) {
-    for (const auto& o : *owners) {
-      if (!o.is_object() || !o.value("controller", false)) continue;
-      const std::string owner_kind = o.value("kind", "");
-      const std::string owner_version = o.value("apiVersion", "");
-      if (find_hold_rule(rules, api_group_of(owner_version), owner_kind) != nullptr) {
-        d.reason = "owned by " + owner_kind + " " + o.value("name", "") + ", which is held itself";
-        return d;
-      }
-    }
+  if (const json* owner = held_controller(object, rules)) {
+    d.reason = "owned by " + owner->value("kind", "") + " " + owner->value("name", "") +
+               ", which is held itself";
+    return d;
+  }
+  // A DaemonSet puts one pod on each node whatever the quota; gating them would stop the node's
+  // agents, not a workload.
+  if (const json* ds = controller_of_kind(object, "apps", "DaemonSet")) {
+    d.reason = "owned by DaemonSet " + ds->value("name", "") + ": daemon pods are never held";
+    return d;
+  }
+  // The API refuses scheduling gates on a pod already bound to a node, and it needs no scheduler.
+  const json* node = find_path(object, {"spec", "nodeName"});
+  if (rule->action == HoldRule::Action::kSchedulingGate && node != nullptr && node->is_string() &&
+      !node->get_ref<const std::string&>().empty()) {
+    d.reason = "spec.nodeName is set (" + node->get<std::string>() + "): a bound pod is never held";
+    return d;
   }
   auto patch = hold_patch(object, *rule);
   if (!patch) {

@@ -134,6 +134,11 @@ ApplyOutcome ClusterModel::apply(wire::ChangeType change, KubeObject&& obj, wire
       nodes_.erase(obj.meta.name);
     } else if (is_pod) {
       pods_.erase(key);
+      if (views_.erase(key)) {
+        const std::string pod_key = key;
+        note(ModelChange::Category::kObject, wire::ChangeType::kDeleted, pod_key, {});
+        set_member(pod_key, {});
+      }
     } else {
       workloads_.erase(key);
       views_.erase(key);
@@ -154,6 +159,10 @@ ApplyOutcome ClusterModel::apply(wire::ChangeType change, KubeObject&& obj, wire
       views_.erase(key);
     }
   }
+  // A pod a plugin makes a workload: its view now, its group once the pod is stored.
+  const bool pod_workload_before = is_pod && views_.count(key) > 0;
+  std::optional<std::string> pod_group;
+  if (is_pod && interpreter_ != nullptr) pod_group = interpret_pod(key, obj);
   if (record_changes_) {
     const wire::ChangeType t =
         current == nullptr ? wire::ChangeType::kAdded : wire::ChangeType::kModified;
@@ -175,6 +184,16 @@ ApplyOutcome ClusterModel::apply(wire::ChangeType change, KubeObject&& obj, wire
     pods_.emplace(key, std::move(obj));
   } else {
     workloads_.emplace(key, std::move(obj));
+  }
+  if (pod_group) {
+    // A workload pod is also an object change, so that the stages queue it (or its group).
+    const std::string pod_key = key;
+    const bool now_workload = views_.count(pod_key) > 0;
+    if (record_changes_ && (now_workload || pod_workload_before) && pod_group->empty()) {
+      note(ModelChange::Category::kObject,
+           now_workload ? wire::ChangeType::kModified : wire::ChangeType::kDeleted, pod_key, {});
+    }
+    set_member(pod_key, *pod_group);
   }
   ++stats_.objects_applied;
   return ApplyOutcome::kApplied;
@@ -252,7 +271,11 @@ void ClusterModel::note(ModelChange::Category c, wire::ChangeType t, const std::
 
 const KubeObject* ClusterModel::object(const std::string& key) const {
   auto it = workloads_.find(key);
-  return it == workloads_.end() ? nullptr : &it->second;
+  if (it != workloads_.end()) return &it->second;
+  // A pod is an object of the stages only when a plugin makes it a workload.
+  if (!views_.count(key)) return nullptr;
+  auto p = pods_.find(key);
+  return p == pods_.end() ? nullptr : &p->second;
 }
 
 const KubeObject* ClusterModel::pod(const std::string& key) const {
@@ -261,6 +284,17 @@ const KubeObject* ClusterModel::pod(const std::string& key) const {
 }
 
 std::string ClusterModel::workload_of(const KubeObject& pod) const {
+  if (!views_.empty() && pod.pod) {
+    std::string own = key_of(pod.meta);
+    if (views_.count(own)) {
+      const std::string& group = group_of_member(own);
+      return group.empty() ? own : group;
+    }
+  }
+  return owner_workload(pod);
+}
+
+std::string ClusterModel::owner_workload(const KubeObject& pod) const {
   const ObjectMeta* m = &pod.meta;
   for (int depth = 0; depth < 4 && m != nullptr && m->controller; ++depth) {
     const OwnerRef& o = *m->controller;
@@ -275,10 +309,25 @@ std::string ClusterModel::workload_of(const KubeObject& pod) const {
 
 std::vector<const KubeObject*> ClusterModel::pods_of(const ObjectMeta& w) const {
   std::vector<const KubeObject*> out;
+  const std::string key = key_of(w);
+  if (auto g = groups_.find(key); g != groups_.end()) {
+    for (const auto& m : g->second)
+      if (const KubeObject* p = pod(m)) out.push_back(p);
+    return out;
+  }
+  if (const KubeObject* p = pod(key)) return {p};
+  const WorkloadView* view = view_of(key);
+  const std::string label = view ? view->pod_label : std::string();
   for (const auto& [k, pod] : pods_) {
     if (pod.meta.namespace_ != w.namespace_) continue;
+    if (!label.empty()) {
+      auto it = pod.meta.labels.find(label);
+      if (it != pod.meta.labels.end() && it->second == w.name) out.push_back(&pod);
+      continue;
+    }
+    if (pod.meta.namespace_ != w.namespace_) continue;
     // Follow the controller chain through objects the model holds (e.g. Pod -> StatefulSet ->
-    // Notebook), a few levels at most.
+    // workload), a few levels at most.
     const ObjectMeta* m = &pod.meta;
     for (int depth = 0; depth < 4 && m != nullptr && m->controller; ++depth) {
       const OwnerRef& o = *m->controller;

@@ -30,6 +30,14 @@ void ClusterModel::save_state(base::ArchiveWriter& w) const {
 
 void ClusterModel::load_state(base::ArchiveReader& r) {
   r(now_, stats_, nodes_, pods_, workloads_, views_, node_requested_);
+  if (r.ok()) {
+    rebuild_groups();
+    if (interpreter_ != nullptr) {
+      for (auto& [key, view] : views_) {
+        if (const KubeObject* o = object(key)) interpreter_->describe(*o, view);
+      }
+    }
+  }
   // Tombstones by hand (a private type), in the archive's order-keeping way: back to front.
   uint64_t buckets = 0;
   r.raw(&buckets, sizeof buckets);

@@ -1,5 +1,6 @@
 // gpuaas.io/v1alpha1 IdleReclaimPolicy and NotebookPolicy: when a workload holding GPUs
-// counts as idle, what is done with it and its quota, and how Notebooks are gated and culled.
+// counts as idle, what is done with it and its quota, and how sessions (notebooks) are gated and
+// culled.
 // Parsing and validation only; the controller acts on the typed values.
 #include <cctype>
 #include <charconv>
@@ -107,7 +108,8 @@ std::vector<std::string> distinct_strings(Reader& r, const Field& f,
   return out;
 }
 
-// spec.selector; `notebook`: the kinds are Notebook, and a kinds field is an error.
+// spec.selector; `notebook`: the kinds are those plugins declare sessions, and a kinds field is
+// an error.
 WorkloadSelector read_selector(Reader& r, const Field& f, bool notebook,
                                std::vector<SourceRef>& cluster_queues_at) {
   WorkloadSelector s;
@@ -115,8 +117,9 @@ WorkloadSelector read_selector(Reader& r, const Field& f, bool notebook,
   if (const auto* kinds = sf.get("kinds")) {
     if (notebook) {
       r.error(r.at(kinds->key), kinds->path +
-                                    ": a NotebookPolicy selects Notebooks only; leave kinds out "
-                                    "(an IdleReclaimPolicy selects other kinds)");
+                                    ": a NotebookPolicy selects sessions only (the kinds plugins "
+                                    "declare so, e.g. Notebook); leave kinds out (an "
+                                    "IdleReclaimPolicy selects other kinds)");
     } else {
       s.kinds = distinct_strings(r, *kinds);
     }
@@ -307,7 +310,6 @@ void read_notebook_policy(Reader& r, const Document& doc, ParsedSet& out) {
   if (const auto* s = sf.get("selector")) {
     p.selector = read_selector(r, *s, true, parsed.cluster_queues_at);
   }
-  p.selector.kinds = {"Notebook"};
   read_boolean(r, sf, "gate", p.gate);
   read_duration(r, sf, "maxWait", p.max_wait);
   if (const auto* c = sf.get("culling")) read_culling(r, *c, p.culling);

@@ -27,8 +27,12 @@ v1::ActionSet to_action_set(const Workload& w, Patch patch, const v1::ActionRequ
   if (patch.empty()) return set;  // already in the wanted state
   v1::Action* a = set.add_actions();
   *a->mutable_target() = w.ref();
-  a->set_operation(v1::Action::MERGE_PATCH);
-  a->set_body_json(patch.body.dump());
+  if (patch.delete_object) {
+    a->set_operation(v1::Action::DELETE);  // the bridge sends no body with a DELETE
+  } else {
+    a->set_operation(v1::Action::MERGE_PATCH);
+    a->set_body_json(patch.body.dump());
+  }
   a->set_reason(request.reason());
   return set;
 }

@@ -48,4 +48,10 @@ Patch Patch::between(const Workload& w, const Json& desired, Guard guard) {
   return p;
 }
 
+Patch Patch::remove() {
+  Patch p;
+  p.delete_object = true;
+  return p;
+}
+
 }  // namespace gpuaas::plugin

@@ -8,8 +8,8 @@
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
 #include "gpuaas/wire/event_codec.hpp"
@@ -21,7 +21,7 @@ struct DaemonDriver::Impl {
   core::DaemonConfig config;
   std::unique_ptr<bus::Bus> bus;
   std::shared_ptr<telemetry::Registry> registry = std::make_shared<telemetry::Registry>();
-  std::unique_ptr<core::PluginHost> host;
+  std::unique_ptr<host::PluginHost> host;
   std::unique_ptr<core::PluginInterpreter> interpreter;
   std::unique_ptr<core::Daemon> daemon;
   std::unique_ptr<bus::Consumer> actions;
@@ -79,7 +79,7 @@ Result<std::unique_ptr<DaemonDriver>> DaemonDriver::start(const Options& options
         "no workload plugins: none found beside the binary (../plugins or ../lib/gpuaas/plugins); "
         "pass --plugins DIR");
   {
-    impl->host = std::make_unique<core::PluginHost>(impl->registry.get());
+    impl->host = std::make_unique<host::PluginHost>(impl->registry.get());
     auto refused = impl->host->load_directory(options.plugins_dir);
     if (impl->host->plugins().empty()) {
       std::string why = "no workload plugin loaded from " + options.plugins_dir;

@@ -16,6 +16,7 @@
 #include "gpuaas/wire/event_codec.hpp"
 #include "gpuaas/wire/streams.hpp"
 #include "nats_fixture.hpp"
+#include "plugin_rules.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -123,7 +124,12 @@ class ActionApplierTest : public testing::NatsServerTest {
   }
 
   std::atomic<bool> stop_{false};
-  BridgeConfig cfg_ = default_bridge_config();
+  // The workload kinds come from the plugins, as in gpuaas-bridge --plugins.
+  BridgeConfig cfg_ = [] {
+    BridgeConfig c = default_bridge_config();
+    apply_plugin_kinds(c, built_plugins());
+    return c;
+  }();
   std::unique_ptr<FakeApiServer> api_;
   std::unique_ptr<KubeClient> kube_;
   std::unique_ptr<bus::Bus> bus_;
@@ -134,7 +140,8 @@ class ActionApplierTest : public testing::NatsServerTest {
 };
 
 TEST(ApiCallTest, EachOperationBecomesTheRequestTheApiExpects) {
-  const BridgeConfig cfg = default_bridge_config();
+  BridgeConfig cfg = default_bridge_config();
+  apply_plugin_kinds(cfg, built_plugins());  // the workload kinds are the plugins'
   auto rayjob = json{{"apiVersion", "ray.io/v1"},
                      {"kind", "RayJob"},
                      {"metadata", {{"name", "j"}, {"namespace", "team-a"}}}};
@@ -473,15 +480,215 @@ TEST_F(ActionApplierTest, DecisionsShowAsKubernetesEventsAndStatusAnnotation) {
   st.set_message("waiting for 4 nvidia.com/gpu in ClusterQueue cq-a");
   st.set_cluster_queue("cq-a");
   st.set_position(2);
-  res = reporter.report_status(st);
+  res = reporter.report_status(st, kNow);
   EXPECT_TRUE(res.ok()) << res.status << " " << res.body;
   auto obj = api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"]);
   ASSERT_TRUE(obj);
   auto status =
       json::parse((*obj)["metadata"]["annotations"][kStatusAnnotation].get<std::string>());
-  EXPECT_EQ(status["reason"], "InsufficientQuota");
-  EXPECT_EQ(status["position"], 2);
-  EXPECT_EQ(status["clusterQueue"], "cq-a");
+  EXPECT_EQ(status, json::parse(R"({"state":"Pending","reason":"InsufficientQuota",
+      "clusterQueue":"cq-a"})"));
+}
+
+std::vector<json> events_posted(const FakeApiServer& api) {
+  std::vector<json> out;
+  for (const auto& r : api.requests())
+    if (r.method == "POST" && r.path.find("/events") != std::string::npos)
+      out.push_back(json::parse(r.body));
+  return out;
+}
+
+// The annotation carries the reason, not the position or the estimated start, and nothing is
+// written while the reason stays: a pass that only moves a workload in its queue costs no write.
+// Each change of reason that no action reports is an Event.
+TEST_F(ActionApplierTest, StatusIsWrittenOnlyWhenTheReasonChanges) {
+  auto job = manifest("kuberay/ray-job.sample.yaml", "RayJob", "team-a");
+  const std::string rv0 = api_->put(job);
+  DecisionReporter reporter(*kube_, cfg_);
+  v1::WorkloadQueueStatus st;
+  st.mutable_workload()->set_api_version("ray.io/v1");
+  st.mutable_workload()->set_kind("RayJob");
+  st.mutable_workload()->set_namespace_("team-a");
+  st.mutable_workload()->set_name(job["metadata"]["name"].get<std::string>());
+  st.mutable_workload()->set_uid("uid-1");
+  st.set_state("Pending");
+  st.set_reason("WaitingForQuota");
+  st.set_message("waiting for 4 nvidia.com/gpu; position 3");
+  st.set_cluster_queue("cq-a");
+  st.set_position(3);
+  st.mutable_estimated_start()->set_seconds(1'796'000'600);
+  ASSERT_TRUE(reporter.report_status(st, kNow).ok());
+  EXPECT_EQ(count_requests("PATCH", "/rayjobs/"), 1u);
+  auto annotation = [&] {
+    auto o = api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"]);
+    return json::parse((*o)["metadata"]["annotations"][kStatusAnnotation].get<std::string>());
+  };
+  EXPECT_FALSE(annotation().contains("position"));
+  EXPECT_FALSE(annotation().contains("estimatedStart"));
+  EXPECT_FALSE(annotation().contains("message"));
+  auto events = events_posted(*api_);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "WaitingForQuota");
+  EXPECT_EQ(events[0]["type"], "Normal");
+  EXPECT_EQ(events[0]["involvedObject"]["uid"], "uid-1");
+  EXPECT_EQ(events[0]["message"], "waiting for 4 nvidia.com/gpu; position 3 (ClusterQueue cq-a)");
+
+  // The queue moves: position, message and estimate change, the reason does not.
+  const std::string rv1 = api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"])
+                              .value()["metadata"]["resourceVersion"];
+  EXPECT_NE(rv1, rv0);
+  for (int p = 2; p >= 0; --p) {
+    st.set_position(p);
+    st.set_message("waiting for 4 nvidia.com/gpu; position " + std::to_string(p));
+    st.mutable_estimated_start()->set_seconds(1'796'000'000 + 200 * p);
+    ASSERT_TRUE(reporter.report_status(st, kNow).ok());
+  }
+  EXPECT_EQ(count_requests("PATCH", "/rayjobs/"), 1u);
+  EXPECT_EQ(events_posted(*api_).size(), 1u);
+  EXPECT_EQ(reporter.unchanged_statuses(), 3u);
+  EXPECT_EQ(api_->get("ray.io/v1", "RayJob", "team-a", job["metadata"]["name"])
+                .value()["metadata"]["resourceVersion"],
+            rv1);
+
+  // Refused: written, with a Warning.
+  st.set_reason("ExceedsMaxQuota");
+  st.set_message("needs 16 nvidia.com/gpu, ClusterQueue cq-a has at most 8");
+  ASSERT_TRUE(reporter.report_status(st, kNow + std::chrono::seconds(1)).ok());
+  EXPECT_EQ(annotation()["reason"], "ExceedsMaxQuota");
+  events = events_posted(*api_);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1]["reason"], "Refused");
+  EXPECT_EQ(events[1]["type"], "Warning");
+  EXPECT_NE(events[1]["metadata"]["name"], events[0]["metadata"]["name"]);
+
+  // Admitted: the annotation follows; the Event is the admission action's, not a second one.
+  st.set_state("Admitted");
+  st.set_reason("Admitted");
+  st.set_position(-1);
+  ASSERT_TRUE(reporter.report_status(st, kNow + std::chrono::seconds(2)).ok());
+  EXPECT_EQ(annotation()["state"], "Admitted");
+  EXPECT_EQ(events_posted(*api_).size(), 2u);
+  EXPECT_EQ(count_requests("PATCH", "/rayjobs/"), 3u);
+
+  // Back to waiting (preempted): a new Event, though the reason was seen before.
+  st.set_state("Pending");
+  st.set_reason("WaitingForQuota");
+  ASSERT_TRUE(reporter.report_status(st, kNow + std::chrono::seconds(3)).ok());
+  events = events_posted(*api_);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_NE(events[2]["metadata"]["name"], events[0]["metadata"]["name"]);
+
+  // The same name, a new object: written again.
+  st.mutable_workload()->set_uid("uid-2");
+  ASSERT_TRUE(reporter.report_status(st, kNow + std::chrono::seconds(4)).ok());
+  EXPECT_EQ(count_requests("PATCH", "/rayjobs/"), 5u);
+
+  // A write that failed is not remembered: the next status tries again.
+  st.set_reason("WaitingForNodes");
+  api_->fail_next("PATCH", "/apis/ray.io/v1/namespaces/team-a/rayjobs", 500);
+  EXPECT_FALSE(reporter.report_status(st, kNow + std::chrono::seconds(5)).ok());
+  EXPECT_EQ(events_posted(*api_).size(), 4u);
+  ASSERT_TRUE(reporter.report_status(st, kNow + std::chrono::seconds(6)).ok());
+  EXPECT_EQ(annotation()["reason"], "WaitingForNodes");
+  EXPECT_EQ(events_posted(*api_).size(), 5u);
+}
+
+TEST(DecisionReporterTest, EveryReasonChangeHasItsEvent) {
+  // From actions carried out:
+  EXPECT_EQ(DecisionReporter::event_reason("admission/quota"), "Admitted");
+  EXPECT_EQ(DecisionReporter::event_reason("reclaim/lend"), "Preempted");
+  EXPECT_EQ(DecisionReporter::event_reason("reclaim/idle"), "ScaledToZero");
+  EXPECT_EQ(DecisionReporter::event_reason("reclaim/wake"), "Woken");
+  // From queue statuses, for what no action reports:
+  EXPECT_EQ(DecisionReporter::status_event_reason("Pending", "WaitingForQuota"), "WaitingForQuota");
+  EXPECT_EQ(DecisionReporter::status_event_reason("Pending", "Inadmissible"), "Refused");
+  EXPECT_EQ(DecisionReporter::status_event_reason("Pending", "NoMatchingFlavor"), "Refused");
+  EXPECT_EQ(DecisionReporter::status_event_reason("ScaledToZero", "QuotaReleased"), std::nullopt);
+  EXPECT_EQ(DecisionReporter::status_event_reason("Admitted", "Admitted"), std::nullopt);
+  EXPECT_EQ(DecisionReporter::status_event_reason("Evicting", "Preempted"), std::nullopt);
+}
+
+// A 409 is reported the same way whatever the action: CONFLICT, the API's status and message,
+// the version the write was conditioned on, and the version the object has now.
+TEST_F(ActionApplierTest, ConflictsOfEveryKindOfPatchAreReportedAlike) {
+  auto job = manifest("kuberay/ray-job.sample.yaml", "RayJob", "team-a");
+  const std::string old_rv = api_->put(job);
+  job["metadata"]["labels"]["edited"] = "by-someone";
+  const std::string new_rv = api_->put(job);
+  const std::string name = job["metadata"]["name"];
+  struct Case {
+    std::string id, rule;
+    json object;
+    v1::Action::Operation op;
+    json body;
+  };
+  json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "gpu-1"}}}};
+  const std::string node_old = api_->put(node);
+  node["metadata"]["labels"]["x"] = "y";
+  const std::string node_new = api_->put(node);
+  json ms = {{"apiVersion", "cluster.x-k8s.io/v1beta1"},
+             {"kind", "MachineSet"},
+             {"metadata", {{"name", "gpu-a100"}, {"namespace", "capi"}}},
+             {"spec", {{"replicas", 1}}}};
+  const std::string ms_old = api_->put(ms);
+  ms["spec"]["replicas"] = 2;
+  const std::string ms_new = api_->put(ms);
+  const std::vector<Case> cases = {
+      {"x1/0",
+       "admission/quota",
+       job,
+       v1::Action::MERGE_PATCH,
+       {{"metadata", {{"resourceVersion", old_rv}}}, {"spec", {{"suspend", false}}}}},
+      {"x2/0",
+       "reclaim/idle",
+       job,
+       v1::Action::MERGE_PATCH,
+       {{"metadata", {{"resourceVersion", old_rv}}}, {"spec", {{"suspend", true}}}}},
+      {"x3/0",
+       "reclaim/wake",
+       job,
+       v1::Action::MERGE_PATCH,
+       {{"metadata", {{"resourceVersion", old_rv}}}, {"spec", {{"suspend", false}}}}},
+      {"x4/0",
+       "scalein/drain",
+       node,
+       v1::Action::MERGE_PATCH,
+       {{"metadata", {{"resourceVersion", node_old}}}, {"spec", {{"unschedulable", true}}}}},
+      {"x5/0",
+       "scaleout/backlog",
+       ms,
+       v1::Action::SCALE,
+       {{"replicas", 3}, {"resourceVersion", ms_old}}},
+  };
+  const std::vector<std::string> now_at = {new_rv, new_rv, new_rv, node_new, ms_new};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE(c.rule);
+    auto r = applier_->handle(action(c.id, c.object, c.op, c.body, 0, c.rule), kNow);
+    ASSERT_TRUE(r && r->has_value());
+    EXPECT_EQ((*r)->outcome(), v1::ActionResult::CONFLICT) << (*r)->message();
+    EXPECT_EQ((*r)->http_status(), 409);
+    EXPECT_EQ((*r)->rule(), c.rule);
+    EXPECT_EQ((*r)->resource_version(), i < 3 ? old_rv : i == 3 ? node_old : ms_old);
+    EXPECT_NE((*r)->message().find("has been modified"), std::string::npos);
+    EXPECT_NE((*r)->message().find("now at resourceVersion " + now_at[i]), std::string::npos)
+        << (*r)->message();
+  }
+  // Nothing was changed, and each result is in the events stream for the daemon.
+  EXPECT_EQ((*api_->get("cluster.x-k8s.io/v1beta1", "MachineSet", "capi",
+                        "gpu-a100"))["spec"]["replicas"],
+            2);
+  auto stored = results();
+  ASSERT_EQ(stored.size(), cases.size());
+  for (const auto& s : stored) EXPECT_EQ(s.outcome(), v1::ActionResult::CONFLICT);
+  // A SCALE conditioned on the version it has applies.
+  auto r = applier_->handle(
+      action("x6/0", ms, v1::Action::SCALE, {{"replicas", 3}, {"resourceVersion", ms_new}}, 0,
+             "scaleout/backlog"),
+      kNow);
+  ASSERT_TRUE(r && r->has_value());
+  EXPECT_EQ((*r)->outcome(), v1::ActionResult::APPLIED) << (*r)->message();
+  EXPECT_EQ((*r)->resource_version(), ms_new);
 }
 
 }  // namespace

@@ -12,7 +12,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "nats_fixture.hpp"  // shared_dir()
+#include "nats_fixture.hpp"
+#include "plugin_rules.hpp"  // shared_dir()
 
 namespace gpuaas::bridge {
 namespace {
@@ -142,6 +143,7 @@ class AdmissionWebhookTest : public ::testing::Test {
     options.cert_file = dir_ + "/tls.crt";
     options.key_file = dir_ + "/tls.key";
     options.tls_shim = dir_ + "/libgpuaas-civetweb-tls.so";
+    options.rules = built_plugin_rules();
     auto started = AdmissionWebhook::start(options, *registry_);
     ASSERT_TRUE(started) << started.status().message();
     webhook_ = std::move(*started).release();
@@ -293,6 +295,63 @@ TEST_F(AdmissionWebhookTest, PodGetsTheSchedulingGate) {
   EXPECT_TRUE(mutate(review(pod)).second.is_null());
 }
 
+// Deployments and StatefulSets as Kueue's pod integration: not held, their pod templates given
+// the queue label (and a StatefulSet's pods one group) on CREATE and UPDATE.
+TEST_F(AdmissionWebhookTest, DeploymentAndStatefulSetTemplatesAreLabelled) {
+  const json job = manifest("kueue/sample-job.yaml", "Job");
+  json deployment = {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}};
+  deployment["metadata"] = {{"name", "web"}, {"labels", {{kDefaultQueueLabel, "team-a"}}}};
+  deployment["spec"] = {{"replicas", 2},
+                        {"selector", {{"matchLabels", {{"app", "web"}}}}},
+                        {"template", job["spec"]["template"]}};
+  deployment["spec"]["template"]["metadata"]["labels"]["app"] = "web";
+  const double labelled = count("Deployment", "labelled");
+  for (const char* op : {"CREATE", "UPDATE"}) {
+    SCOPED_TRACE(op);
+    const auto [response, patch] = mutate(review(deployment, op));
+    ASSERT_TRUE(patch.is_array()) << response.dump();
+    const json out = deployment.patch(patch);
+    EXPECT_EQ(out["spec"]["template"]["metadata"]["labels"][kDefaultQueueLabel], "team-a");
+    // Nothing else changed, and the Deployment itself is not held.
+    EXPECT_EQ(json::diff(deployment, out).size(), 1u) << json::diff(deployment, out).dump();
+    EXPECT_TRUE(mutate(review(out, op)).second.is_null());
+  }
+  EXPECT_EQ(count("Deployment", "labelled"), labelled + 2);
+  EXPECT_TRUE(mutate(review(deployment, "DELETE")).second.is_null());
+
+  json sts = deployment;
+  sts["kind"] = "StatefulSet";
+  sts["metadata"]["name"] = "workers";
+  sts["spec"]["replicas"] = 4;
+  for (const char* op : {"CREATE", "UPDATE"}) {
+    SCOPED_TRACE(op);
+    const auto [response, patch] = mutate(review(sts, op));
+    ASSERT_TRUE(patch.is_array()) << response.dump();
+    const json meta = sts.patch(patch)["spec"]["template"]["metadata"];
+    EXPECT_EQ(meta["labels"][kDefaultQueueLabel], "team-a");
+    EXPECT_EQ(meta["labels"]["kueue.x-k8s.io/pod-group-name"], "statefulset-workers");
+    EXPECT_EQ(meta["annotations"]["kueue.x-k8s.io/pod-group-total-count"], "4");
+  }
+  EXPECT_EQ(count("StatefulSet", "labelled"), 2);
+  // And the pod it then makes is gated, as any other queued pod.
+  json pod = pod_from_job(job);
+  pod["metadata"]["ownerReferences"] = json::parse(
+      R"([{"apiVersion":"apps/v1","kind":"StatefulSet","name":"workers","uid":"u","controller":true}])");
+  EXPECT_TRUE(mutate(review(pod)).second.is_array());
+}
+
+TEST_F(AdmissionWebhookTest, BoundAndDaemonSetPodsPass) {
+  json pod = pod_from_job(manifest("kueue/sample-job.yaml", "Job"));
+  json bound = pod;
+  bound["spec"]["nodeName"] = "gpu-1";
+  const double passed = count("Pod", "passed");
+  EXPECT_TRUE(mutate(review(bound)).second.is_null());
+  pod["metadata"]["ownerReferences"] = json::parse(
+      R"([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"dcgm","uid":"u","controller":true}])");
+  EXPECT_TRUE(mutate(review(pod)).second.is_null());
+  EXPECT_EQ(count("Pod", "passed"), passed + 2);
+}
+
 TEST_F(AdmissionWebhookTest, AlreadySuspendedTrainJobPasses) {
   const json trainjob = manifest("kubeflow-training/03-kueue-integration.yaml", "TrainJob");
   EXPECT_EQ(trainjob["spec"]["suspend"], true);
@@ -303,10 +362,10 @@ TEST_F(AdmissionWebhookTest, NoLabelUpdateAndUnknownKindPass) {
   json job = manifest("kueue/sample-job.yaml", "Job");
   EXPECT_TRUE(mutate(review(job, "UPDATE")).second.is_null());
   EXPECT_TRUE(mutate(review(job, "CONNECT")).second.is_null());
-  json deployment = {{"apiVersion", "apps/v1"},
-                     {"kind", "Deployment"},
-                     {"metadata", {{"name", "d"}, {"labels", {{kDefaultQueueLabel, "q"}}}}}};
-  EXPECT_TRUE(mutate(review(deployment)).second.is_null());
+  json daemonset = {{"apiVersion", "apps/v1"},
+                    {"kind", "DaemonSet"},
+                    {"metadata", {{"name", "d"}, {"labels", {{kDefaultQueueLabel, "q"}}}}}};
+  EXPECT_TRUE(mutate(review(daemonset)).second.is_null());
   job["metadata"]["labels"].erase(kDefaultQueueLabel);
   EXPECT_TRUE(mutate(review(job)).second.is_null());
   // DELETE carries no object but oldObject: still a well-formed review.
@@ -390,7 +449,7 @@ TEST(AdmissionAnswer, ResponseShape) {
               {"metadata", {{"name", "j"}, {"labels", {{kDefaultQueueLabel, "q"}}}}},
               {"spec", json::object()}};
   const auto a = answer_admission_review(review(job, "CREATE", "u-1").dump(), kDefaultQueueLabel,
-                                         default_hold_rules());
+                                         built_plugin_rules());
   EXPECT_EQ(a.status, 200);
   EXPECT_EQ(a.result, "held");
   EXPECT_EQ(a.kind, "Job");
@@ -404,7 +463,7 @@ TEST(AdmissionAnswer, ResponseShape) {
   // An object that cannot be held is allowed with a warning, never denied.
   job["spec"] = json::array();
   const auto w =
-      answer_admission_review(review(job).dump(), kDefaultQueueLabel, default_hold_rules());
+      answer_admission_review(review(job).dump(), kDefaultQueueLabel, built_plugin_rules());
   EXPECT_EQ(w.result, "passed");
   EXPECT_EQ(json::parse(w.body)["response"]["warnings"][0],
             "gpuaas-bridge could not hold this Job until admitted: /spec is not an object");

@@ -4,17 +4,21 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 namespace gpuaas::bridge {
 namespace {
 
-TEST(BridgeConfigTest, DefaultsWatchTheIssuesKindsAndKnowTheActedOnOnes) {
+TEST(BridgeConfigTest, DefaultsWatchTheCoresKindsAndKnowTheActedOnOnes) {
   const BridgeConfig cfg = default_bridge_config();
-  std::vector<std::string> watched;
+  // The workload kinds are the plugins' (plugin_kinds_test.cpp), never a default.
+  const std::set<std::string> core_kinds = {
+      "Node", "Pod", "Namespace", "PodDisruptionBudget", "PriorityClass", "MachineSet"};
+  std::set<std::string> watched;
   for (const auto& r : cfg.resources)
-    if (r.watch) watched.push_back(r.kind);
-  EXPECT_EQ(watched, (std::vector<std::string>{"Node", "Pod", "RayCluster", "RayJob",
-                                               "InferenceService", "PyTorchJob", "TFJob", "MPIJob",
-                                               "TrainJob", "Notebook", "Job", "MachineSet"}));
+    if (r.watch) watched.insert(r.kind);
+  for (const auto& k : watched) EXPECT_TRUE(core_kinds.count(k)) << k << " is watched by default";
+  for (const char* k : {"Node", "Pod", "MachineSet"}) EXPECT_TRUE(watched.count(k)) << k;
   ASSERT_NE(cfg.resource("cluster.x-k8s.io/v1beta1", "Machine"), nullptr);
   EXPECT_FALSE(cfg.resource("cluster.x-k8s.io/v1beta1", "Machine")->watch);
   EXPECT_NE(cfg.resource("autoscaling.x-k8s.io/v1", "ProvisioningRequest"), nullptr);
@@ -22,7 +26,8 @@ TEST(BridgeConfigTest, DefaultsWatchTheIssuesKindsAndKnowTheActedOnOnes) {
   EXPECT_TRUE(cfg.actions.apply);
   EXPECT_EQ(cfg.watch.timeout_seconds, 300);
   EXPECT_TRUE(cfg.webhook.listen.empty());
-  EXPECT_FALSE(cfg.webhook.holds.empty());
+  EXPECT_TRUE(cfg.webhook.holds.empty()) << "nothing is held that no plugin releases";
+  EXPECT_TRUE(cfg.plugins_dir.empty());
   EXPECT_EQ(cfg.nats.name, "gpuaas-bridge");
 }
 
@@ -30,10 +35,9 @@ TEST(BridgeConfigTest, PathsFollowTheApiGroups) {
   const BridgeConfig cfg = default_bridge_config();
   EXPECT_EQ(collection_path(*cfg.resource("v1", "Pod"), "a"), "/api/v1/namespaces/a/pods");
   EXPECT_EQ(collection_path(*cfg.resource("v1", "Node"), "ignored"), "/api/v1/nodes");
-  EXPECT_EQ(object_path(*cfg.resource("ray.io/v1", "RayCluster"), "t", "rc"),
-            "/apis/ray.io/v1/namespaces/t/rayclusters/rc");
-  EXPECT_EQ(collection_path(*cfg.resource("ray.io/v1", "RayCluster")),
-            "/apis/ray.io/v1/rayclusters");
+  const ResourceConfig rc{"ray.io/v1", "RayCluster", "rayclusters", true, true};
+  EXPECT_EQ(object_path(rc, "t", "rc"), "/apis/ray.io/v1/namespaces/t/rayclusters/rc");
+  EXPECT_EQ(collection_path(rc), "/apis/ray.io/v1/rayclusters");
 }
 
 TEST(BridgeConfigTest, EverySectionIsRead) {
@@ -60,6 +64,7 @@ metrics:
   scrape: [http://dcgm:9400/metrics, {url: "https://qp:9091/metrics"}]
   prometheus: {url: http://prom:9090, queries: [DCGM_FI_DEV_GPU_UTIL]}
 admin: 127.0.0.1:9999
+plugins: /opt/gpuaas/lib/gpuaas/plugins
 )",
                                 "bridge.yaml", cfg);
   ASSERT_TRUE(st) << st.message();
@@ -87,6 +92,8 @@ admin: 127.0.0.1:9999
   EXPECT_FALSE(cfg.actions.report_events);
   EXPECT_EQ(cfg.webhook.queue_label, "example.com/queue");
   EXPECT_EQ(cfg.webhook.holds.size(), default_hold_rules().size() + 1);
+  EXPECT_EQ(cfg.webhook.hold_overrides.size(), 1u);
+  EXPECT_EQ(cfg.plugins_dir, "/opt/gpuaas/lib/gpuaas/plugins");
   EXPECT_EQ(cfg.metrics.interval, std::chrono::seconds(30));
   EXPECT_EQ(cfg.metrics.scrape.size(), 2u);
   EXPECT_EQ(cfg.metrics.prometheus_url, "http://prom:9090");

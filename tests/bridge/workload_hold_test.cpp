@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin_rules.hpp"
+
 namespace gpuaas::bridge {
 namespace {
 
@@ -19,15 +21,15 @@ json patch_for(const json& object, const HoldRule& rule) {
 }
 
 const HoldRule& rule_of(std::string_view group, std::string_view kind) {
-  static const auto rules = default_hold_rules();
+  static const auto rules = built_plugin_rules();
   const HoldRule* r = find_hold_rule(rules, group, kind);
   EXPECT_NE(r, nullptr) << kind;
   static const HoldRule none;
   return r != nullptr ? *r : none;
 }
 
-TEST(WorkloadHold, DefaultRulesCoverEveryKind) {
-  const auto rules = default_hold_rules();
+TEST(WorkloadHold, PluginRulesCoverEveryKind) {
+  const auto rules = built_plugin_rules();
   EXPECT_EQ(find_hold_rule(rules, "batch", "Job")->path, "/spec/suspend");
   EXPECT_EQ(find_hold_rule(rules, "ray.io", "RayJob")->path, "/spec/suspend");
   EXPECT_EQ(find_hold_rule(rules, "ray.io", "RayCluster")->path, "/spec/suspend");
@@ -79,7 +81,7 @@ TEST(WorkloadHold, ParentThatIsNotAnObjectIsAnError) {
   ASSERT_FALSE(p);
   EXPECT_EQ(p.status().message(), "/spec is not an object");
   o["metadata"]["labels"][kDefaultQueueLabel] = "q";
-  const auto d = decide_hold(o, "CREATE", "batch", "Job", kDefaultQueueLabel, default_hold_rules());
+  const auto d = decide_hold(o, "CREATE", "batch", "Job", kDefaultQueueLabel, built_plugin_rules());
   EXPECT_FALSE(d.held);
   EXPECT_NE(d.warning.find("/spec is not an object"), std::string::npos);
 }
@@ -141,7 +143,7 @@ json labelled(json o, const std::string& queue = "team-a") {
 }
 
 TEST(WorkloadHold, DecideHold) {
-  const auto rules = default_hold_rules();
+  const auto rules = built_plugin_rules();
   const json job = {{"apiVersion", "batch/v1"},
                     {"kind", "Job"},
                     {"metadata", {{"name", "j"}}},
@@ -173,7 +175,7 @@ TEST(WorkloadHold, DecideHold) {
 }
 
 TEST(WorkloadHold, ObjectsOwnedByAHeldKindPass) {
-  const auto rules = default_hold_rules();
+  const auto rules = built_plugin_rules();
   json pod = labelled({{"apiVersion", "v1"}, {"kind", "Pod"}, {"spec", json::object()}});
   pod["metadata"]["ownerReferences"] = json::parse(
       R"([{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"u","controller":true}])");
@@ -183,6 +185,151 @@ TEST(WorkloadHold, ObjectsOwnedByAHeldKindPass) {
   // A ReplicaSet's pods have no held owner: each is gated, as Kueue's pod integration does.
   pod["metadata"]["ownerReferences"] = json::parse(
       R"([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u","controller":true}])");
+  EXPECT_TRUE(decide_hold(pod, "CREATE", "", "Pod", kDefaultQueueLabel, rules).held);
+}
+
+// A Pod rule (what the pod plugin declares) and a held kind that owns StatefulSets.
+std::vector<HoldRule> pod_rules() {
+  return {HoldRule::scheduling_gate("", "Pod", kAdmissionGate),
+          HoldRule::annotation("kubeflow.org", "Notebook", "kubeflow-resource-stopped",
+                               "1970-01-01T00:00:00Z", true)};
+}
+
+json deployment() {
+  return labelled(json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment",
+    "metadata":{"name":"web","namespace":"team-a"},
+    "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},
+      "template":{"metadata":{"labels":{"app":"web"}},
+        "spec":{"containers":[{"name":"c","image":"i"}]}}}})"));
+}
+
+// Deployments pass unheld with their pod template labelled, on CREATE and on UPDATE: the pods
+// they make then carry the queue label and are gated one by one.
+TEST(WorkloadHold, DeploymentTemplateGetsTheQueueLabel) {
+  const auto rules = pod_rules();
+  const json d = deployment();
+  for (const char* op : {"CREATE", "UPDATE"}) {
+    SCOPED_TRACE(op);
+    auto h = decide_hold(d, op, "apps", "Deployment", kDefaultQueueLabel, rules);
+    EXPECT_FALSE(h.held);
+    ASSERT_TRUE(h.labelled) << h.reason;
+    const json out = d.patch(h.patch);
+    EXPECT_EQ(out["spec"]["template"]["metadata"]["labels"][kDefaultQueueLabel], "team-a");
+    EXPECT_EQ(out["spec"]["template"]["metadata"]["labels"]["app"], "web");
+    EXPECT_EQ(json::diff(d, out).size(), 1u);
+    // Labelled already: nothing to do.
+    h = decide_hold(out, op, "apps", "Deployment", kDefaultQueueLabel, rules);
+    EXPECT_FALSE(h.labelled);
+    EXPECT_EQ(h.reason, "the pod template already carries the queue labels");
+  }
+  // The queue moved: the template follows on UPDATE.
+  json moved =
+      d.patch(decide_hold(d, "CREATE", "apps", "Deployment", kDefaultQueueLabel, rules).patch);
+  moved["metadata"]["labels"][kDefaultQueueLabel] = "team-b";
+  moved["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high";
+  auto h = decide_hold(moved, "UPDATE", "apps", "Deployment", kDefaultQueueLabel, rules);
+  ASSERT_TRUE(h.labelled);
+  EXPECT_EQ(h.patch[0]["op"], "replace");
+  const json out = moved.patch(h.patch);
+  EXPECT_EQ(out["spec"]["template"]["metadata"]["labels"][kDefaultQueueLabel], "team-b");
+  EXPECT_EQ(out["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"], "high");
+  // A template without metadata: the parents are added whole.
+  json bare = d;
+  bare["spec"]["template"].erase("metadata");
+  h = decide_hold(bare, "CREATE", "apps", "Deployment", kDefaultQueueLabel, rules);
+  ASSERT_TRUE(h.labelled);
+  EXPECT_EQ(h.patch, json::parse(R"([{"op":"add","path":"/spec/template/metadata",
+      "value":{"labels":{"kueue.x-k8s.io/queue-name":"team-a"}}}])"));
+  // Not without the label, not on DELETE, not when no rule would gate the pods.
+  json unlabelled = d;
+  unlabelled["metadata"]["labels"].erase(kDefaultQueueLabel);
+  EXPECT_FALSE(
+      decide_hold(unlabelled, "CREATE", "apps", "Deployment", kDefaultQueueLabel, rules).labelled);
+  EXPECT_EQ(decide_hold(d, "DELETE", "apps", "Deployment", kDefaultQueueLabel, rules).reason,
+            "DELETE: only CREATE and UPDATE are labelled");
+  HoldRule pods_off;  // action none, group "": removes the Pod rule
+  pods_off.kind = "Pod";
+  const auto no_pods = with_overrides(rules, {pods_off});
+  EXPECT_FALSE(
+      decide_hold(d, "CREATE", "apps", "Deployment", kDefaultQueueLabel, no_pods).labelled);
+  // A template that is not an object is reported, not patched.
+  json bad = d;
+  bad["spec"]["template"] = "x";
+  h = decide_hold(bad, "CREATE", "apps", "Deployment", kDefaultQueueLabel, rules);
+  EXPECT_FALSE(h.labelled);
+  EXPECT_NE(h.warning.find("/spec/template is not an object"), std::string::npos) << h.warning;
+}
+
+TEST(WorkloadHold, StatefulSetPodsAreOneGroup) {
+  const auto rules = pod_rules();
+  json sts = deployment();
+  sts["kind"] = "StatefulSet";
+  sts["metadata"]["name"] = "trainer";
+  auto h = decide_hold(sts, "CREATE", "apps", "StatefulSet", kDefaultQueueLabel, rules);
+  ASSERT_TRUE(h.labelled) << h.reason;
+  const json out = sts.patch(h.patch);
+  const json& meta = out["spec"]["template"]["metadata"];
+  EXPECT_EQ(meta["labels"][kDefaultQueueLabel], "team-a");
+  EXPECT_EQ(meta["labels"]["kueue.x-k8s.io/pod-group-name"], "statefulset-trainer");
+  EXPECT_EQ(meta["annotations"]["kueue.x-k8s.io/pod-group-total-count"], "3");
+  EXPECT_FALSE(
+      decide_hold(out, "UPDATE", "apps", "StatefulSet", kDefaultQueueLabel, rules).labelled);
+  // Scaled: the group's count follows.
+  json scaled = out;
+  scaled["spec"]["replicas"] = 5;
+  h = decide_hold(scaled, "UPDATE", "apps", "StatefulSet", kDefaultQueueLabel, rules);
+  ASSERT_TRUE(h.labelled);
+  EXPECT_EQ(h.patch, json::parse(R"([{"op":"replace",
+      "path":"/spec/template/metadata/annotations/kueue.x-k8s.io~1pod-group-total-count",
+      "value":"5"}])"));
+  // No replicas: one.
+  json one = sts;
+  one["spec"].erase("replicas");
+  EXPECT_EQ(one.patch(decide_hold(one, "CREATE", "apps", "StatefulSet", kDefaultQueueLabel, rules)
+                          .patch)["spec"]["template"]["metadata"]["annotations"]
+                                 ["kueue.x-k8s.io/pod-group-total-count"],
+            "1");
+  // A name too long for a label value is cut and made unique with a hash of the whole.
+  json long_name = sts;
+  long_name["metadata"]["name"] = std::string(60, 'a');
+  const json group = long_name.patch(
+      decide_hold(long_name, "CREATE", "apps", "StatefulSet", kDefaultQueueLabel, rules)
+          .patch)["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"];
+  const std::string g = group.get<std::string>();
+  EXPECT_EQ(g.size(), 63u);
+  EXPECT_EQ(g.rfind("statefulset-aaaa", 0), 0u);
+  json other = long_name;
+  other["metadata"]["name"] = std::string(59, 'a') + "b";
+  EXPECT_NE(
+      other.patch(
+          decide_hold(other, "CREATE", "apps", "StatefulSet", kDefaultQueueLabel, rules)
+              .patch)["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"],
+      group);
+  // A Notebook's StatefulSet: its owner is held and admitted itself.
+  sts["metadata"]["ownerReferences"] = json::parse(
+      R"([{"apiVersion":"kubeflow.org/v1","kind":"Notebook","name":"nb","uid":"u","controller":true}])");
+  h = decide_hold(sts, "CREATE", "apps", "StatefulSet", kDefaultQueueLabel, rules);
+  EXPECT_FALSE(h.labelled);
+  EXPECT_EQ(h.reason, "owned by Notebook nb, which is held itself");
+}
+
+TEST(WorkloadHold, BoundAndDaemonSetPodsAreNeverHeld) {
+  const auto rules = pod_rules();
+  json pod = labelled({{"apiVersion", "v1"}, {"kind", "Pod"}, {"spec", json::object()}});
+  pod["spec"]["nodeName"] = "gpu-1";
+  auto d = decide_hold(pod, "CREATE", "", "Pod", kDefaultQueueLabel, rules);
+  EXPECT_FALSE(d.held);
+  EXPECT_EQ(d.reason, "spec.nodeName is set (gpu-1): a bound pod is never held");
+  pod["spec"]["nodeName"] = "";
+  EXPECT_TRUE(decide_hold(pod, "CREATE", "", "Pod", kDefaultQueueLabel, rules).held);
+  pod["metadata"]["ownerReferences"] = json::parse(
+      R"([{"apiVersion":"apps/v1","kind":"DaemonSet","name":"dcgm","uid":"u","controller":true}])");
+  d = decide_hold(pod, "CREATE", "", "Pod", kDefaultQueueLabel, rules);
+  EXPECT_FALSE(d.held);
+  EXPECT_EQ(d.reason, "owned by DaemonSet dcgm: daemon pods are never held");
+  // A StatefulSet's pod is gated (its group is admitted as one workload).
+  pod["metadata"]["ownerReferences"] = json::parse(
+      R"([{"apiVersion":"apps/v1","kind":"StatefulSet","name":"s","uid":"u","controller":true}])");
   EXPECT_TRUE(decide_hold(pod, "CREATE", "", "Pod", kDefaultQueueLabel, rules).held);
 }
 
@@ -200,7 +347,7 @@ TEST(WorkloadHold, ParseRulesAndOverride) {
   auto parsed = parse_hold_rules(n, "bridge.yaml");
   ASSERT_TRUE(parsed) << parsed.status().message();
   ASSERT_EQ(parsed->size(), 4u);
-  const auto rules = with_overrides(default_hold_rules(), *parsed);
+  const auto rules = with_overrides(built_plugin_rules(), *parsed);
   EXPECT_EQ(find_hold_rule(rules, "batch", "Job")->path, "/spec/hold");
   EXPECT_EQ(find_hold_rule(rules, "kubeflow.org", "Notebook"), nullptr);
   EXPECT_EQ(find_hold_rule(rules, "leaderworkerset.x-k8s.io", "LeaderWorkerSet")->value, "yes");

@@ -16,8 +16,8 @@
 #include "gpuaas/core/daemon.hpp"
 #include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/object_decoder.hpp"
-#include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/wire/event_codec.hpp"
@@ -42,7 +42,7 @@ std::vector<std::string> policies() {
 class SnapshotRoundTrip : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    host_ = std::make_unique<PluginHost>(nullptr);
+    host_ = std::make_unique<host::PluginHost>(nullptr);
     host_->load_directory(GPUAAS_BIN_DIR "/../plugins");
     ASSERT_FALSE(host_->plugins().empty()) << "the plugins are not built";
     interpreter_ = std::make_unique<PluginInterpreter>(*host_);
@@ -97,7 +97,7 @@ class SnapshotRoundTrip : public ::testing::TestWithParam<std::string> {
     return j;
   }
 
-  std::unique_ptr<PluginHost> host_;
+  std::unique_ptr<host::PluginHost> host_;
   std::unique_ptr<PluginInterpreter> interpreter_;
   std::unique_ptr<bus::Bus> bus_;
 };

@@ -23,8 +23,8 @@
 #include "gpuaas/bus/nats_server_process.hpp"
 #include "gpuaas/bus/subjects.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "nats_fixture.hpp"
@@ -132,7 +132,7 @@ class NatsIsolationTest : public ::testing::Test {
     ASSERT_TRUE(s.is_ok()) << s.status().message();
     server_ = std::move(s).value().release();
 
-    host_ = new core::PluginHost(nullptr);
+    host_ = new host::PluginHost(nullptr);
     host_->load_directory(GPUAAS_BIN_DIR "/../plugins");
     ASSERT_FALSE(host_->plugins().empty()) << "the plugins are not built";
     interpreter_ = new core::PluginInterpreter(*host_);
@@ -295,7 +295,7 @@ class NatsIsolationTest : public ::testing::Test {
   }
 
   static inline bus::NatsServerProcess* server_ = nullptr;
-  static inline core::PluginHost* host_ = nullptr;
+  static inline host::PluginHost* host_ = nullptr;
   static inline core::PluginInterpreter* interpreter_ = nullptr;
   static inline bus::Bus* daemon_bus_ = nullptr;
   static inline core::Daemon* daemon_ = nullptr;

@@ -21,8 +21,8 @@
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/core/daemon.hpp"
-#include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 
 namespace {
@@ -63,9 +63,9 @@ json job(const std::string& ns, const std::string& name, int gpus) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   spdlog::set_level(spdlog::level::off);
   google::protobuf::SetLogHandler(nullptr);
-  core::PluginHostOptions options;
+  gpuaas::host::PluginHostOptions options;
   options.max_consecutive_failures = 0;
-  auto* host = new core::PluginHost(nullptr, options);
+  auto* host = new gpuaas::host::PluginHost(nullptr, options);
   host->load_directory(GPUAAS_FUZZ_PLUGIN_DIR);
   if (host->plugins().empty()) {
     std::fprintf(stderr, "fuzz_api: no plugin loaded from %s\n", GPUAAS_FUZZ_PLUGIN_DIR);

@@ -16,12 +16,12 @@
 #include <string>
 
 #include "gpuaas/core/object_decoder.hpp"
-#include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 
 namespace {
 
-gpuaas::core::PluginHost* host = nullptr;
+gpuaas::host::PluginHost* host = nullptr;
 gpuaas::core::PluginInterpreter* interpreter = nullptr;
 
 }  // namespace
@@ -32,12 +32,12 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   spdlog::set_level(spdlog::level::off);
   const char* env = std::getenv("GPUAAS_FUZZ_PLUGIN_DIR");
   const std::string dir = env != nullptr && *env != '\0' ? env : GPUAAS_FUZZ_PLUGIN_DIR;
-  PluginHostOptions options;
+  gpuaas::host::PluginHostOptions options;
   // Never disable a plugin for failing: the fuzzer would stop reaching it, and runs would depend
   // on the inputs before them.
   options.max_consecutive_failures = 0;
   // Kept for the process' life, like gpuaasd's host (libraries are never unloaded).
-  host = new PluginHost(nullptr, options);
+  host = new gpuaas::host::PluginHost(nullptr, options);
   for (const auto& r : host->load_directory(dir)) {
     std::fprintf(stderr, "fuzz_plugins: refused %s: %s\n", r.path.c_str(), r.reason.c_str());
   }

@@ -18,6 +18,8 @@ RULES = [
     ("telemetry", DECIDING, None),
     ("policy", DECIDING, None),
     ("config", DECIDING, None),
+    # The plugin host serves gpuaasd and the bridge alike: nothing of core.
+    ("host", DECIDING, None),
     # The bridge carries decisions, it does not make them: its library, its command line, its tests.
     ("bridge", DECIDING, None),
     ("tools/gpuaas-bridge", DECIDING, None),

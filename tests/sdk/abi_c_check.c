@@ -12,8 +12,12 @@ static gpuaas_rc no_create(gpuaas_bytes config, gpuaas_plugin** out, gpuaas_byte
 static const gpuaas_kind kinds[] = {{"example.io", "v1", "Example"}};
 static const gpuaas_plugin_api api = {sizeof(gpuaas_plugin_api), no_create, NULL, NULL, NULL,
                                       NULL, NULL};
+static const gpuaas_kind_info kind_info[] = {
+    {sizeof(gpuaas_kind_info), GPUAAS_SCOPE_NAMESPACED, "examples", GPUAAS_HOLD_SET_TRUE,
+     GPUAAS_PODS_BY_OWNER, "/spec/suspend", NULL, NULL, GPUAAS_KIND_QUEUED_ONLY}};
 static const gpuaas_plugin_descriptor descriptor = {
     sizeof(gpuaas_plugin_descriptor), GPUAAS_PLUGIN_ABI_MAJOR, GPUAAS_PLUGIN_ABI_MINOR,
-    "example", "0.0.1", kinds, 1, 0, GPUAAS_PLUGIN_EVENT_SCHEMA, "alpha", &api};
+    "example", "0.0.1", kinds, 1, 0, GPUAAS_PLUGIN_EVENT_SCHEMA, "alpha", &api,
+    kind_info, sizeof(gpuaas_kind_info)};
 
 const gpuaas_plugin_descriptor* gpuaas_abi_c_check(void) { return &descriptor; }

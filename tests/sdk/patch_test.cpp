@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpuaas/plugin/plugin.hpp"
+
 namespace gpuaas::plugin {
 namespace {
 
@@ -34,6 +36,30 @@ TEST(Patch, CarriesTheResourceVersionOnlyWhenGuarded) {
             Json::parse(R"({"spec":{"s":false},"metadata":{"resourceVersion":"42"}})"));
   EXPECT_EQ(Patch::between(w, d, Guard::kNone).body, Json::parse(R"({"spec":{"s":false}})"));
   EXPECT_TRUE(Patch::between(w, o, Guard::kResourceVersion).empty());
+}
+
+TEST(Patch, RemoveBecomesADeleteWithoutABody) {
+  Json o = Json::parse(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":"u","resourceVersion":"3"}})");
+  Workload w(o);
+  Patch p = Patch::remove();
+  EXPECT_FALSE(p.empty());
+  v1::ActionRequest r;
+  r.set_reason("preempted");
+  v1::ActionSet set = detail::to_action_set(w, p, r);
+  ASSERT_EQ(set.actions_size(), 1);
+  const v1::Action& a = set.actions(0);
+  EXPECT_EQ(a.operation(), v1::Action::DELETE);
+  EXPECT_EQ(a.body_json(), "");
+  EXPECT_EQ(a.target().kind(), "Pod");
+  EXPECT_EQ(a.target().name(), "p");
+  EXPECT_EQ(a.target().uid(), "u");
+  EXPECT_EQ(a.reason(), "preempted");
+  // A patch still goes as a merge patch, and no patch as no action.
+  EXPECT_EQ(detail::to_action_set(w, Patch{}, r).actions_size(), 0);
+  Patch label;
+  label.body = Json::parse(R"({"metadata":{"labels":{"a":"b"}}})");
+  EXPECT_EQ(detail::to_action_set(w, label, r).actions(0).operation(), v1::Action::MERGE_PATCH);
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 #include <stdexcept>
 
 #include "gpuaas/core/object_decoder.hpp"
-#include "gpuaas/core/plugin_host.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 #include "gpuaas/sim/kind_model.hpp"
 
 namespace gpuaas::sim {
@@ -28,7 +28,7 @@ constexpr const char* kH100 = "NVIDIA-H100-80GB-HBM3";
 class KindModelTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    host_ = std::make_unique<core::PluginHost>();
+    host_ = std::make_unique<host::PluginHost>();
     const auto refused = host_->load_directory(std::string(GPUAAS_BIN_DIR) + "/../plugins");
     for (const auto& r : refused) ADD_FAILURE() << r.path << ": " << r.reason;
     interpreter_ = std::make_unique<core::PluginInterpreter>(*host_);
@@ -107,7 +107,7 @@ class KindModelTest : public ::testing::Test {
     return 0;
   }
 
-  static inline std::unique_ptr<core::PluginHost> host_;
+  static inline std::unique_ptr<host::PluginHost> host_;
   static inline std::unique_ptr<core::PluginInterpreter> interpreter_;
 };
 

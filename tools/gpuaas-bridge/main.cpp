@@ -1,6 +1,7 @@
 // gpuaas-bridge: carries a Kubernetes cluster's objects and metrics onto NATS and applies the
 // actions gpuaasd decides. Thin: flags and the config file -> BridgeConfig, then Bridge does the
 // work.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -9,8 +10,10 @@
 
 #include "gpuaas/bridge/bridge.hpp"
 #include "gpuaas/bridge/bridge_config.hpp"
+#include "gpuaas/bridge/cluster_role.hpp"
 #include "gpuaas/bridge/kube_auth.hpp"
 #include "gpuaas/bridge/kube_client.hpp"
+#include "gpuaas/bridge/plugin_kinds.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/logging.hpp"
@@ -32,11 +35,13 @@ Configuration file (--config, YAML; flags win). Every key, with its default:
     kubeconfig: ""               else this kubeconfig (server, CA, token or client certificate)
     context: ""                  its context ("" = current-context)
     tokenRefresh: 60s            the token file is re-read this often (it rotates)
-  resources:                     kinds watched and acted on; default: Node, Pod, RayCluster,
-    - {apiVersion: ray.io/v1,    RayJob, InferenceService, PyTorchJob, TFJob, MPIJob, TrainJob,
-       kind: RayCluster,         Notebook, Job, MachineSet (watched) and Machine, Eviction,
-       plural: rayclusters,      ProvisioningRequest, PodTemplate (acted on: watch: false)
-       namespaced: true, watch: true}
+  plugins: ""                    the workload plugins (--plugins): their kinds are watched and
+                                 held as each declares; "" = none (nothing is held)
+  resources:                     kinds watched and acted on besides the plugins'; default: the
+    - {apiVersion: v1,           core's (Node, Pod, MachineSet...) and Machine, Eviction,
+       kind: Node,               ProvisioningRequest, PodTemplate (acted on: watch: false)
+       plural: nodes,
+       namespaced: false, watch: true}
   watch: {timeoutSeconds: 300, pageSize: 500}
   actions:
     apply: true                  false = advisory mode: read and report actions, apply none
@@ -50,14 +55,45 @@ Configuration file (--config, YAML; flags win). Every key, with its default:
     certFile: /etc/gpuaas/webhook/tls.crt
     keyFile: /etc/gpuaas/webhook/tls.key
     queueLabel: kueue.x-k8s.io/queue-name
-    holds: [...]                 how each kind is held (docs/bridge-webhook.md)
+    holds: [...]                 overrides of the plugins' holds by kind (docs/bridge-webhook.md)
   metrics:
     interval: 15s
     scrape: [http://dcgm-exporter.gpu-operator:9400/metrics]   Prometheus targets
     prometheus: {url: "", queries: [DCGM_FI_DEV_GPU_UTIL]}     or a Prometheus server
   admin: 0.0.0.0:9465            the bridge's /metrics and /healthz ("" = off)
 Exit status: 0 stopped by a signal, 1 failed to start, 2 bad flags or configuration,
-3 NATS unreachable at start. See docs/bridge.md.)";
+3 NATS unreachable at start. See docs/bridge.md.
+`gpuaas-bridge rbac --plugins DIR [--config FILE]` prints the ClusterRole the bridge needs for
+those plugins (deploy/kubernetes/clusterrole.yaml is its output).)";
+
+// `gpuaas-bridge rbac`: the ClusterRole for the plugins of the directory, on stdout (logs go to
+// stderr so that the output can be applied as it is).
+int print_rbac(const std::string& config_file, std::string plugins_dir) {
+  namespace bridge = gpuaas::bridge;
+  spdlog::set_default_logger(spdlog::stderr_color_mt("rbac"));
+  spdlog::set_level(spdlog::level::warn);
+  bridge::BridgeConfig cfg = bridge::default_bridge_config();
+  if (!config_file.empty()) {
+    if (auto s = bridge::load_bridge_config(config_file, cfg); !s) {
+      std::cerr << "gpuaas-bridge rbac: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  if (plugins_dir.empty()) plugins_dir = cfg.plugins_dir;
+  if (plugins_dir.empty()) {
+    std::cerr << "gpuaas-bridge rbac: give --plugins DIR (or plugins: in --config)\n";
+    return 2;
+  }
+  auto plugins = bridge::load_plugins(plugins_dir);
+  if (!plugins) {
+    std::cerr << "gpuaas-bridge rbac: " << plugins.status().message() << "\n";
+    return 2;
+  }
+  std::cout << "# The ClusterRole gpuaas-bridge needs for the plugins in " << plugins_dir
+            << " (gpuaas-bridge rbac).\n"
+            << bridge::cluster_role_yaml(bridge::bridge_rbac_rules(cfg.resources, *plugins));
+  return 0;
+}
 
 void block_signals(sigset_t& set) {
   sigemptyset(&set);
@@ -79,7 +115,7 @@ int main(int argc, char** argv) {
   app.footer(kConfigHelp);
   std::string config_file;
   std::optional<std::string> server, kubeconfig, context, cluster, webhook, admin, log_format,
-      log_level;
+      log_level, plugins;
   bool advisory = false;
   app.add_option("--config", config_file, "YAML configuration file")->check(CLI::ExistingFile);
   app.add_option("--server", server, "NATS URL (default nats://127.0.0.1:4222 or $GPUAAS_SERVER)");
@@ -95,11 +131,22 @@ int main(int argc, char** argv) {
   app.add_option("--log-format", log_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
+  app.add_option("--plugins", plugins,
+                 "Directory of workload plugins: their kinds are watched and held (plugins:)")
+      ->check(CLI::ExistingDirectory);
+  CLI::App* rbac = app.add_subcommand(
+      "rbac", "Print the ClusterRole gpuaas-bridge needs for a directory of plugins");
+  std::string rbac_plugins, rbac_config;
+  rbac->add_option("--plugins", rbac_plugins, "Directory of workload plugins")
+      ->check(CLI::ExistingDirectory);
+  rbac->add_option("--config", rbac_config, "The bridge's configuration (its resources, plugins:)")
+      ->check(CLI::ExistingFile);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (*rbac) return print_rbac(rbac_config, rbac_plugins);
 
   bridge::BridgeConfig cfg = bridge::default_bridge_config();
   if (const char* env = std::getenv("GPUAAS_SERVER"); env != nullptr && *env != '\0') {
@@ -123,11 +170,23 @@ int main(int argc, char** argv) {
   if (advisory) cfg.actions.apply = false;
   if (webhook) cfg.webhook.listen = *webhook;
   if (admin) cfg.admin = *admin;
+  if (plugins) cfg.plugins_dir = *plugins;
   if (auto s =
           gpuaas::telemetry::setup_logging(log_format.value_or("text"), log_level.value_or("info"));
       !s) {
     std::cerr << "gpuaas-bridge: " << s.message() << "\n";
     return 2;
+  }
+  // The workload kinds and their holds are the plugins'; without plugins nothing is held.
+  if (!cfg.plugins_dir.empty()) {
+    auto loaded = bridge::load_plugins(cfg.plugins_dir);
+    if (!loaded) {
+      spdlog::error("{}", loaded.status().message());
+      return 2;
+    }
+    bridge::apply_plugin_kinds(cfg, *loaded);
+  } else {
+    spdlog::warn("no plugins (--plugins): only the core's kinds are watched, nothing is held");
   }
 
   auto auth = cfg.kubernetes.in_cluster

@@ -10,8 +10,8 @@
 
 #include "gpuaas/bus/memory_bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/plugin_interpreter.hpp"
 #include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/logging.hpp"
@@ -116,12 +116,12 @@ int main(int argc, char** argv) {
 
   // Plugins give workload objects their meaning; a refused library is logged and counted, and the
   // daemon goes on with the rest.
-  std::unique_ptr<gpuaas::core::PluginHost> plugin_host;
+  std::unique_ptr<gpuaas::host::PluginHost> plugin_host;
   std::unique_ptr<gpuaas::core::PluginInterpreter> interpreter;
   if (!cfg.plugins_dir.empty()) {
-    gpuaas::core::PluginHostOptions options;
+    gpuaas::host::PluginHostOptions options;
     options.config_json = cfg.plugin_config_json;
-    plugin_host = std::make_unique<gpuaas::core::PluginHost>(registry.get(), options);
+    plugin_host = std::make_unique<gpuaas::host::PluginHost>(registry.get(), options);
     auto refused = plugin_host->load_directory(cfg.plugins_dir);
     spdlog::info("plugins from {}: {} loaded, {} refused", cfg.plugins_dir,
                  plugin_host->plugins().size(), refused.size());

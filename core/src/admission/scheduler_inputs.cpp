@@ -197,6 +197,32 @@ void Scheduler::set_namespace_labels(const std::string& ns, policy::LabelMap lab
   }
 }
 
+void Scheduler::set_pod_priority_class(const std::string& name, std::optional<int32_t> value,
+                                       Time now) {
+  const std::string key = std::string(kPodPriorityClassPrefix) + name;
+  auto it = s_->priority_values.find(key);
+  if (value ? it != s_->priority_values.end() && it->second == *value
+            : it == s_->priority_values.end())
+    return;
+  if (value) {
+    s_->priority_values[key] = *value;
+  } else {
+    s_->priority_values.erase(it);
+  }
+  // Queue again what waits with that priority: its place in the queue changes.
+  std::vector<uint32_t> ids;
+  for (uint32_t id = 0; id < s_->entries.size(); ++id) {
+    const Entry& e = s_->entries[id];
+    if (e.live && e.info.priority_class == key && !runs_unqueued(e) &&
+        (e.state == EntryState::kPending || e.state == EntryState::kUnqueued))
+      ids.push_back(id);
+  }
+  for (uint32_t id : ids) {
+    s_->dequeue(id);
+    s_->enqueue(id, now);
+  }
+}
+
 void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time now) {
   auto& s = *s_;
   // Admitted workloads keep running; their usage is counted again under the new tree.
@@ -249,7 +275,10 @@ void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time
     }
   }
   s.placement_waiting.clear();
-  s.priority_values.clear();
+  std::erase_if(s.priority_values, [](const auto& kv) {
+    return kv.first.rfind(kPodPriorityClassPrefix, 0) !=
+           0;  // PriorityClasses come from the cluster
+  });
   for (const auto& pc : s.policy->priority_classes) s.priority_values[pc.name] = pc.value;
   s.cqs.assign(static_cast<std::size_t>(s.tree->cluster_queue_count()), CqState{});
   s.root_gen.assign(s.cqs.size(), 1);

@@ -283,7 +283,10 @@ void GpuAccounting::state_pod(const ClusterModel& model, const admission::Schedu
   if (c.empty() || workload.empty()) return;
   const auto& kinds = policy_.cost_model.session_kinds;
   const KubeObject* w = model.object(workload);
-  if (!w || std::find(kinds.begin(), kinds.end(), kind_group(*w)) == kinds.end()) return;
+  const WorkloadView* v = model.view_of(workload);
+  if (!w ||
+      ((!v || !v->session) && std::find(kinds.begin(), kinds.end(), kind_group(*w)) == kinds.end()))
+    return;
   session_of_pod_[key] = workload;
   sessions_[workload].insert(key);
   if (used > 0 && sessions_used_.insert(workload).second)

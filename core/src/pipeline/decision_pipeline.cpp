@@ -1,5 +1,6 @@
 // The order of the decisions after every event: policy, the model's changes fed to the stages,
-// idle reclaim, admission's pass and its decisions, conflicts sent again, the notebook gate,
+// idle reclaim, admission's pass and its decisions, conflicts sent again (admission's, then the
+// others'), the notebook gate,
 // node scale-out, cost. Each stage lives in its folder (admission/, reclaim/, scaleout/, cost/);
 // what they decide leaves through the DecisionSink.
 #include "gpuaas/core/decision_pipeline.hpp"
@@ -14,10 +15,12 @@ DecisionPipeline::Stages::Stages(bus::Subjects subjects, std::string source,
                                  telemetry::Registry* registry, WorkloadInterpreter* interpreter)
     : queue_metrics(registry),
       sink(std::move(subjects), std::move(source), registry, interpreter, queue_metrics),
+      retry(registry),
       admission(registry, queue_metrics),
       reclaim(registry, interpreter),
       scale_out(registry),
       cost(registry) {
+  sink.set_retry(&retry);
   if (!registry) return;
   auto& reloads = telemetry::BuildCounter()
                       .Name("gpuaas_policy_reloads_total")
@@ -41,11 +44,12 @@ std::vector<Outbound> DecisionPipeline::take_output() { return stages_->sink.tak
 void DecisionPipeline::set_epoch(uint64_t epoch) { stages_->sink.set_epoch(epoch); }
 void DecisionPipeline::action_result(const v1::ActionResult& result) {
   stages_->admission.action_result(result);
+  stages_->retry.result(result, AdmissionStage::reissues(result.rule()));
 }
 
 void DecisionPipeline::after_event(ClusterModel& model, std::string_view event_id) {
   Stages& s = *stages_;
-  s.sink.begin(event_id, model.now());
+  s.sink.begin(event_id, model.now(), &model);
   const auto changes = model.take_changes();
   const std::string& kPolicyKey = Stages::policy_key();
   for (const auto& ch : changes) {
@@ -67,6 +71,7 @@ void DecisionPipeline::after_event(ClusterModel& model, std::string_view event_i
                    std::make_move_iterator(passed.end()));
   s.admission.emit(model, std::move(decisions), s.sink, hooks);
   if (s.admission.reissue_pending()) s.admission.reissue_pass(model, s.sink, hooks);
+  if (s.retry.pending()) s.retry.pass(model, s.sink);
   s.reclaim.gate(model, s.admission, s.sink);
   if (s.scale_out.due(model.now())) {
     auto out = s.scale_out.pass(model, s.admission.engine(), s.reclaim.waking(), s.sink);

@@ -8,6 +8,7 @@
 #include "admission/stage/queue_metrics.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/wire/event_codec.hpp"
+#include "pipeline/conflict_retry.hpp"
 
 namespace gpuaas::core {
 
@@ -55,7 +56,9 @@ DecisionSink::DecisionSink(bus::Subjects subjects, std::string source,
                         .Add({});
 }
 
-void DecisionSink::begin(std::string_view event_id, wire::EventTime now) {
+void DecisionSink::begin(std::string_view event_id, wire::EventTime now,
+                         const ClusterModel* model) {
+  model_ = model;
   event_id_ = std::string(event_id);
   now_ = now;
   seq_ = 0;
@@ -75,6 +78,14 @@ std::vector<Outbound> DecisionSink::take() { return std::exchange(output_, {}); 
 bool DecisionSink::publish(const KubeObject& obj, WorkloadAction action,
                            const v1::ActionRequest& req, const std::string& rule,
                            const std::string& hint) {
+  if (!obj.members.empty()) {
+    bool any = false;
+    for (const auto& key : obj.members) {
+      if (const KubeObject* m = model_ ? model_->object(key) : nullptr)
+        any = publish(*m, action, req, rule, hint) || any;
+    }
+    return any;
+  }
   auto set = interpreter_ ? interpreter_->act(obj, action, req)
                           : Result<v1::ActionSet>(Status::not_found("no plugins are loaded"));
   if (!set) {
@@ -86,6 +97,7 @@ bool DecisionSink::publish(const KubeObject& obj, WorkloadAction action,
   if (set->actions_size() == 0) return false;  // the object already is as asked
   queue_metrics_.decision(rule);
   bool first = true;
+  std::vector<std::string> ids;
   for (auto& a : *set->mutable_actions()) {
     if (a.target().kind().empty()) {
       auto* t = a.mutable_target();
@@ -102,14 +114,17 @@ bool DecisionSink::publish(const KubeObject& obj, WorkloadAction action,
     a.set_rule(rule);
     if (a.reason().empty()) a.set_reason(req.reason());
     stamp(a);
+    ids.push_back(a.decision_id());
     output_.push_back(
         {wire::encode_action(a, subjects_.actions(obj.meta.namespace_, obj.meta.kind)), true});
   }
+  if (retry_) retry_->sent_patch(ids, obj, action, req, rule, hint);
   return true;
 }
 
 void DecisionSink::publish(v1::Action a) {
   stamp(a);
+  if (retry_) retry_->sent_whole(a);
   queue_metrics_.decision(a.rule());
   output_.push_back(
       {wire::encode_action(a, subjects_.actions(a.target().namespace_(), a.target().kind())),
@@ -117,6 +132,12 @@ void DecisionSink::publish(v1::Action a) {
 }
 
 void DecisionSink::publish_status(const KubeObject& obj, const admission::Explanation& x) {
+  if (!obj.members.empty()) {
+    for (const auto& key : obj.members) {
+      if (const KubeObject* m = model_ ? model_->object(key) : nullptr) publish_status(*m, x);
+    }
+    return;
+  }
   v1::Event ev = wire::make_event(next_id(), source_, now_);
   ev.set_type("io.gpuaas.v1.queue.status");
   auto* st = ev.mutable_queue()->mutable_workload_status();

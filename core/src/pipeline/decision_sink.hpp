@@ -11,6 +11,7 @@
 
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/bus/subjects.hpp"
+#include "gpuaas/core/cluster_model.hpp"
 #include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/kube_object.hpp"
 #include "gpuaas/core/workload_interpreter.hpp"
@@ -23,6 +24,7 @@ class Registry;
 
 namespace gpuaas::core {
 
+class ConflictRetry;
 class QueueMetrics;
 
 class DecisionSink {
@@ -30,9 +32,12 @@ class DecisionSink {
   DecisionSink(bus::Subjects subjects, std::string source, telemetry::Registry* registry,
                WorkloadInterpreter* interpreter, QueueMetrics& queue_metrics);
 
-  // Every event starts its decision ids again ("<event id>/<n>") and stamps its time.
-  void begin(std::string_view event_id, wire::EventTime now);
+  // Every event starts its decision ids again ("<event id>/<n>") and stamps its time. The model
+  // gives a group's members: what is decided for a group is done to each of them.
+  void begin(std::string_view event_id, wire::EventTime now, const ClusterModel* model);
   void set_epoch(uint64_t epoch) { epoch_ = epoch; }
+  // Where what is sent is remembered, so that a 409 can be redone (conflict_retry.hpp).
+  void set_retry(ConflictRetry* retry) { retry_ = retry; }
   const std::string& event_id() const { return event_id_; }
 
   // The plugin's patches for `action` on the object; the first merge patch also carries the
@@ -55,6 +60,8 @@ class DecisionSink {
   bus::Subjects subjects_;
   std::string source_;
   WorkloadInterpreter* interpreter_;
+  const ClusterModel* model_ = nullptr;
+  ConflictRetry* retry_ = nullptr;
   QueueMetrics& queue_metrics_;
   telemetry::Counter* action_errors_ = nullptr;
   std::vector<Outbound> output_;

@@ -6,6 +6,12 @@
 #include "pipeline/pipeline_stages.hpp"
 
 namespace gpuaas::core {
+namespace {
+
+// scheduling.k8s.io PriorityClasses (cluster-scoped) in the model, by ClusterModel::key_of.
+constexpr std::string_view kPriorityClassKeyPrefix = "scheduling.k8s.io/PriorityClass//";
+
+}  // namespace
 
 void DecisionPipeline::Stages::feed(const std::vector<ModelChange>& changes, ClusterModel& model) {
   const std::string& kPolicyKey = Stages::policy_key();
@@ -40,6 +46,10 @@ void DecisionPipeline::Stages::upsert_object(const ClusterModel& model, const st
     admission.set_namespace(obj, to_time(model.now()));
     return;
   }
+  if (obj.meta.kind == "PriorityClass" && key.rfind(kPriorityClassKeyPrefix, 0) == 0) {
+    admission.set_priority_class(obj, to_time(model.now()));
+    return;
+  }
   const WorkloadView* view = model.view_of(key);
   if (!view) return;
   if (view->lifecycle && view->lifecycle->state() == v1::WorkloadLifecycle::SUCCEEDED)
@@ -47,11 +57,15 @@ void DecisionPipeline::Stages::upsert_object(const ClusterModel& model, const st
   reclaim.object_changed(model, key, obj, admission, sink, pending);
   if (reclaim.holds_out(key)) return;
   if (admission.upsert_workload(model, key, obj, *view, reclaim.waking_demand(key),
-                                reclaim.gate_of(obj) != nullptr))
+                                reclaim.gate_of(obj, *view) != nullptr))
     reclaim.gate_candidate(key);
 }
 
 void DecisionPipeline::Stages::remove_object(const ClusterModel& model, const std::string& key) {
+  if (key.rfind(kPriorityClassKeyPrefix, 0) == 0) {
+    admission.forget_priority_class(key.substr(key.rfind('/') + 1), to_time(model.now()));
+    return;
+  }
   cost.forget(key);
   reclaim.forget(key);
   admission.forget(key, to_time(model.now()));

@@ -10,6 +10,7 @@
 #include "admission/stage/queue_metrics.hpp"
 #include "cost/cost_stage.hpp"
 #include "gpuaas/core/decision_pipeline.hpp"
+#include "pipeline/conflict_retry.hpp"
 #include "pipeline/decision_sink.hpp"
 #include "reclaim/reclaim_stage.hpp"
 #include "scaleout/scale_out_stage.hpp"
@@ -43,6 +44,7 @@ struct DecisionPipeline::Stages {
 
   QueueMetrics queue_metrics;
   DecisionSink sink;
+  ConflictRetry retry;
   AdmissionStage admission;
   ReclaimStage reclaim;
   ScaleOutStage scale_out;

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <set>
 
-#include "gpuaas/core/workload_plugin.hpp"
+#include "gpuaas/core/workload_interpreter.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -88,8 +88,7 @@ ActivityVerdict read_activity(const ClusterModel& model, const KubeObject& workl
   // but not DCGM (the thresholds above decide GPU use).
   std::string plugin_evidence;
   std::optional<wire::EventTime> idle_last_active;
-  if (plugin != nullptr &&
-      plugin->can(workload, kPluginCapActivity)) {
+  if (plugin != nullptr && plugin->can(workload, kPluginCapActivity)) {
     v1::MetricBatch batch;
     const std::string& name = workload.meta.name;
     for (const SeriesSample* s : model.metrics().for_namespace(ns)) {

@@ -21,7 +21,7 @@ void ReclaimStage::gate(const ClusterModel& model, const AdmissionStage& admissi
     const bool suspended =
         v && v->lifecycle && v->lifecycle->state() == v1::WorkloadLifecycle::SUSPENDED;
     if (!obj || !v || admission.admitted(key) || suspended || book_.holds_out(key)) continue;
-    if (!book_.gate_of(*obj) || !admission.queued(key)) continue;
+    if (!book_.gate_of(*obj, v->session) || !admission.queued(key)) continue;
     v1::ActionRequest req;
     req.set_reason("held until admitted (NotebookPolicy gate)");
     wire::set_time(*req.mutable_time(), now);
@@ -32,8 +32,9 @@ void ReclaimStage::gate(const ClusterModel& model, const AdmissionStage& admissi
   }
   for (const auto& key : admission.queued_keys()) {
     const KubeObject* obj = model.object(key);
-    if (!obj || admission.admitted(key) || max_wait_reported_.count(key)) continue;
-    const policy::NotebookPolicy* nb = book_.gate_of(*obj);
+    const WorkloadView* v = model.view_of(key);
+    if (!obj || !v || admission.admitted(key) || max_wait_reported_.count(key)) continue;
+    const policy::NotebookPolicy* nb = book_.gate_of(*obj, v->session);
     if (!nb || nb->max_wait.count() == 0) continue;
     const admission::Time* first = admission.first_seen(key);
     if (first == nullptr || now_ms - *first < nb->max_wait) continue;
@@ -43,7 +44,7 @@ void ReclaimStage::gate(const ClusterModel& model, const AdmissionStage& admissi
     x.reason = "MaxWaitExceeded";
     x.message = "waited longer than maxWait " + policy::format_duration(nb->max_wait) +
                 " (NotebookPolicy " + nb->name + "): " + x.message;
-    spdlog::warn("Notebook {}/{}: {}", obj->meta.namespace_, obj->meta.name, x.message);
+    spdlog::warn("{} {}/{}: {}", obj->meta.kind, obj->meta.namespace_, obj->meta.name, x.message);
     if (actions_)
       actions_->Add({{"action", "MaxWaitExceeded"}, {"rule", "NotebookPolicy/" + nb->name}})
           .Increment();

@@ -40,14 +40,15 @@ bool selector_matches(const policy::WorkloadSelector& sel, const KubeObject& obj
 
 void ReclaimBook::set_policy(const policy::PolicySet& set) {
   std::vector<ReclaimRule> rules;
-  // A NotebookPolicy's culling is an idle rule for notebooks with a GPU threshold and kernels.
+  // A NotebookPolicy's culling is an idle rule for sessions (the kinds plugins declare so:
+  // notebooks) with a GPU threshold and kernels.
   for (const auto& nb : set.notebook_policies) {
     if (!nb.culling.enabled) continue;
     ReclaimRule r;
     r.id = "NotebookPolicy/" + nb.name;
     r.spec.name = nb.name;
     r.spec.selector = nb.selector;
-    r.spec.selector.kinds = {"Notebook"};
+    r.sessions_only = true;
     r.spec.idle_window = nb.culling.idle_time;
     r.spec.thresholds = {
         policy::IdleThreshold{policy::kMetricGpuUtil, nb.culling.gpu_threshold, true, nb.at}};
@@ -85,9 +86,11 @@ void ReclaimBook::set_policy(const policy::PolicySet& set) {
   notebooks_ = set.notebook_policies;
 }
 
-ReclaimRule* ReclaimBook::match(const KubeObject& obj, const std::string& cluster_queue) {
+ReclaimRule* ReclaimBook::match(const KubeObject& obj, const std::string& cluster_queue,
+                                bool session) {
   for (auto& r : rules_)
-    if (selector_matches(r.spec.selector, obj, cluster_queue)) return &r;
+    if ((session || !r.sessions_only) && selector_matches(r.spec.selector, obj, cluster_queue))
+      return &r;
   return nullptr;
 }
 
@@ -103,11 +106,10 @@ const ReclaimRule* ReclaimBook::rule(const std::string& id) const {
   return nullptr;
 }
 
-const policy::NotebookPolicy* ReclaimBook::gate_of(const KubeObject& obj) const {
-  if (obj.meta.kind != "Notebook") return nullptr;
+const policy::NotebookPolicy* ReclaimBook::gate_of(const KubeObject& obj, bool session) const {
+  if (!session) return nullptr;
   for (const auto& nb : notebooks_) {
     policy::WorkloadSelector sel = nb.selector;
-    sel.kinds.clear();
     sel.cluster_queues.clear();  // the queue is known only once queued
     if (nb.gate && selector_matches(sel, obj, "")) return &nb;
   }

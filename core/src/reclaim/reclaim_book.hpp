@@ -28,6 +28,7 @@ struct ReclaimRule {
   std::string id;  // "IdleReclaimPolicy/NAME" or "NotebookPolicy/NAME"
   policy::IdleReclaimPolicy spec;
   std::unique_ptr<reclaim::ColdStartBudget> budget;  // learnArrivals: shared by its workloads
+  bool sessions_only = false;  // a NotebookPolicy's: for the kinds plugins declare sessions
 };
 
 enum class ReclaimPhase {
@@ -72,11 +73,12 @@ class ReclaimBook {
   bool empty() const { return rules_.empty(); }
   // The first rule whose selector matches: a NotebookPolicy's culling for notebooks, then the
   // IdleReclaimPolicies in file order. `cluster_queue`: the workload's, "" when unknown.
-  ReclaimRule* match(const KubeObject& obj, const std::string& cluster_queue);
+  // `session`: the kind's plugin declares it a session (a notebook).
+  ReclaimRule* match(const KubeObject& obj, const std::string& cluster_queue, bool session);
   ReclaimRule* rule(const std::string& id);
   const ReclaimRule* rule(const std::string& id) const;
-  // The NotebookPolicy gating the notebook, or nullptr.
-  const policy::NotebookPolicy* gate_of(const KubeObject& obj) const;
+  // The NotebookPolicy gating the session, or nullptr (always for a kind that is no session).
+  const policy::NotebookPolicy* gate_of(const KubeObject& obj, bool session) const;
 
   std::map<std::string, ReclaimState>& states() { return states_; }
   const std::map<std::string, ReclaimState>& states() const { return states_; }

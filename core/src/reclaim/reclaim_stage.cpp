@@ -112,6 +112,27 @@ void ReclaimStage::forget(const std::string& key) {
   max_wait_reported_.erase(key);
 }
 
+// A workload that runs on another (a RayJob on a RayCluster) and still waits or runs is demand
+// for that one: at zero, it wakes.
+void ReclaimStage::wake_host(const ClusterModel& model, const KubeObject& obj,
+                             const WorkloadView& v, AdmissionStage& admission, DecisionSink& sink,
+                             std::vector<admission::Decision>& out) {
+  using S = v1::WorkloadLifecycle;
+  if (v.lifecycle && (v.lifecycle->state() == S::SUCCEEDED || v.lifecycle->state() == S::FAILED))
+    return;
+  const auto& on = v.demand->runs_on();
+  const std::string host = ClusterModel::key_of(
+      {on.api_version(), on.kind(), on.namespace_(), on.name(), {}, {}, {}, {}, {}, false});
+  ReclaimState* st = book_.find(host);
+  const KubeObject* target = model.object(host);
+  if (!st || !target ||
+      (st->phase != ReclaimPhase::kAtZero && st->phase != ReclaimPhase::kReleased))
+    return;
+  wake(model, host, *target, *st,
+       obj.meta.kind + " " + obj.meta.namespace_ + "/" + obj.meta.name + " runs on it", admission,
+       sink, out);
+}
+
 const admission::WorkloadInfo* ReclaimStage::waking_demand(const std::string& key) const {
   const ReclaimState* st = book_.find(key);
   return st && st->phase == ReclaimPhase::kWaking && st->demand ? &*st->demand : nullptr;
@@ -127,9 +148,10 @@ std::set<std::string> ReclaimStage::waking() const {
 void ReclaimStage::object_changed(const ClusterModel& model, const std::string& key,
                                   const KubeObject& obj, AdmissionStage& admission,
                                   DecisionSink& sink, std::vector<admission::Decision>& out) {
+  const WorkloadView* v = model.view_of(key);
+  if (v && v->demand && v->demand->has_runs_on()) wake_host(model, obj, *v, admission, sink, out);
   ReclaimState* st = book_.find(key);
   if (!st) return;
-  const WorkloadView* v = model.view_of(key);
   if (suspended(v)) {
     st->saw_suspended = true;
   } else if (st->saw_suspended && st->phase != ReclaimPhase::kActive &&
@@ -148,7 +170,7 @@ void ReclaimStage::watch_new(const ClusterModel& model, const AdmissionStage& ad
     const KubeObject* obj = model.object(key);
     const WorkloadView* v = model.view_of(key);
     if (!obj || !running(v) || !admission.engine().running(key)) continue;
-    ReclaimRule* rule = book_.match(*obj, cluster_queue_of(set, *obj, v));
+    ReclaimRule* rule = book_.match(*obj, cluster_queue_of(set, *obj, v), v->session);
     if (!rule) continue;
     ReclaimState st;
     st.rule = rule->id;

@@ -55,7 +55,9 @@ class ReclaimStage {
   // Queued again after a release: what it had, or nullptr.
   const admission::WorkloadInfo* waking_demand(const std::string& key) const;
   // The NotebookPolicy gating the notebook, or nullptr.
-  const policy::NotebookPolicy* gate_of(const KubeObject& obj) const { return book_.gate_of(obj); }
+  const policy::NotebookPolicy* gate_of(const KubeObject& obj, const WorkloadView& view) const {
+    return book_.gate_of(obj, view.session);
+  }
   void gate_candidate(const std::string& key) { gate_candidates_.insert(key); }
   void forget(const std::string& key);
 
@@ -88,6 +90,9 @@ class ReclaimStage {
   void reclaim(const ClusterModel& model, const std::string& key, const KubeObject& obj,
                ReclaimState& st, ReclaimRule& rule, const std::string& why,
                AdmissionStage& admission, DecisionSink& sink);
+  void wake_host(const ClusterModel& model, const KubeObject& obj, const WorkloadView& v,
+                 AdmissionStage& admission, DecisionSink& sink,
+                 std::vector<admission::Decision>& out);
   void wake(const ClusterModel& model, const std::string& key, const KubeObject& obj,
             ReclaimState& st, const std::string& why, AdmissionStage& admission, DecisionSink& sink,
             std::vector<admission::Decision>& out);

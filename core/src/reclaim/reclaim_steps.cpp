@@ -4,7 +4,7 @@
 
 #include "admission/stage/admission_inputs.hpp"
 #include "admission/stage/admission_stage.hpp"
-#include "gpuaas/core/workload_plugin.hpp"
+#include "gpuaas/core/workload_interpreter.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "pipeline/decision_sink.hpp"

@@ -87,7 +87,36 @@ std::string find_key(const AdmissionStage& admission, const ReclaimBook& book,
     const KubeObject* o = found.empty() ? model.object(k) : nullptr;
     if (o && o->meta.namespace_ == ns && o->meta.name == name) found = k;
   }
+  for (const auto& [k, why] : admission.unqueued_all()) {
+    const KubeObject* o = found.empty() ? model.object(k) : nullptr;
+    if (o && o->meta.namespace_ == ns && o->meta.name == name) found = k;
+  }
+  if (found.empty()) {
+    // A pod that is a workload, or a member of one: its group answers for it.
+    const std::string pod =
+        ClusterModel::key_of({"v1", "Pod", ns, name, {}, {}, {}, {}, {}, false});
+    if (model.view_of(pod)) {
+      const std::string& group = model.group_of_member(pod);
+      found = group.empty() ? pod : group;
+    }
+  }
   return found;
+}
+
+// A workload a plugin reads but admission does not queue: why (its plugin's error, a group
+// not complete yet).
+bool explain_unqueued(const ClusterModel& model, const std::string& key,
+                      admission::Explanation& x) {
+  const WorkloadView* v = model.view_of(key);
+  const KubeObject* o = model.object(key);
+  if (v == nullptr || o == nullptr || v->error.empty()) return false;
+  x.known = true;
+  x.state = "Pending";
+  x.reason = o->members.empty() ? "Inadmissible" : "GroupNotReady";
+  x.message = v->error;
+  if (auto q = o->meta.labels.find(kQueueNameLabel); q != o->meta.labels.end())
+    x.local_queue = o->meta.namespace_ + "/" + q->second;
+  return true;
 }
 
 }  // namespace
@@ -111,6 +140,7 @@ std::string DecisionPipeline::explain_json(std::string_view request,
   auto x = s.admission.engine().explain(
       key, std::chrono::time_point_cast<std::chrono::milliseconds>(model.now()));
   const json reclaim = reclaim_json(book, key);
+  if (!x.known && reclaim.is_null()) explain_unqueued(model, key, x);
   if (!x.known && reclaim.is_null()) return json{{"error", "no queued workload " + key}}.dump();
   if (!x.known) {
     // Idle reclaim released its quota: it is out of the queue until asked for.
@@ -131,6 +161,7 @@ std::string DecisionPipeline::explain_json(std::string_view request,
                      {"namespace", o->meta.namespace_},
                      {"name", o->meta.name},
                      {"key", key}};
+    if (!o->members.empty()) j["workload"]["members"] = o->members;
   }
   return j.dump();
 }

@@ -8,7 +8,12 @@ namespace gpuaas::batch_job {
 class BatchJob {
  public:
   static constexpr plugin::Info info{"batch-job", "0.1.0", plugin::Stability::kAlpha};
-  static constexpr plugin::Kind kinds[] = {{"batch", "v1", "Job"}};
+  // Its pods are its own (ownerReferences); a queued Job is created suspended.
+  static constexpr plugin::Kind kinds[] = {{.group = "batch",
+                                            .version = "v1",
+                                            .kind = "Job",
+                                            .plural = "jobs",
+                                            .hold = plugin::Hold::set_true("/spec/suspend")}};
 
   explicit BatchJob(const Json& config) : config_(Config::parse(config)) {}
 

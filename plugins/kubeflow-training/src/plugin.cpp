@@ -17,12 +17,38 @@ namespace {
 class KubeflowTraining {
  public:
   static constexpr plugin::Info info{"kubeflow-training", "0.1.0", plugin::Stability::kStable};
+  // The operators' jobs suspend through spec.runPolicy.suspend and own their pods (or the Job
+  // that does); a TrainJob suspends through spec.suspend and runs as a JobSet of its name, which
+  // the bridge does not watch: its pods carry the JobSet's name label. MPIJob v2beta1 (the
+  // mpi-operator's) comes first: the bridge watches the first version of a kind.
+  static constexpr plugin::Hold kRunPolicy = plugin::Hold::set_true("/spec/runPolicy/suspend");
   static constexpr plugin::Kind kinds[] = {
-      {"kubeflow.org", "v1", "PyTorchJob"},
-      {"kubeflow.org", "v1", "TFJob"},
-      {"kubeflow.org", "v2beta1", "MPIJob"},
-      {"kubeflow.org", "v1", "MPIJob"},
-      {"trainer.kubeflow.org", "v1alpha1", "TrainJob"},
+      {.group = "kubeflow.org",
+       .version = "v1",
+       .kind = "PyTorchJob",
+       .plural = "pytorchjobs",
+       .hold = kRunPolicy},
+      {.group = "kubeflow.org",
+       .version = "v1",
+       .kind = "TFJob",
+       .plural = "tfjobs",
+       .hold = kRunPolicy},
+      {.group = "kubeflow.org",
+       .version = "v2beta1",
+       .kind = "MPIJob",
+       .plural = "mpijobs",
+       .hold = kRunPolicy},
+      {.group = "kubeflow.org",
+       .version = "v1",
+       .kind = "MPIJob",
+       .plural = "mpijobs",
+       .hold = kRunPolicy},
+      {.group = "trainer.kubeflow.org",
+       .version = "v1alpha1",
+       .kind = "TrainJob",
+       .plural = "trainjobs",
+       .hold = plugin::Hold::set_true("/spec/suspend"),
+       .pods = plugin::Pods::by_label("jobset.sigs.k8s.io/jobset-name")},
   };
 
   explicit KubeflowTraining(const Json& config) : config_(Config::parse(config)) {}

@@ -50,6 +50,17 @@ v1::WorkloadDemand job_demand(const Workload& w) {
   v1::WorkloadDemand d = plugin::demand_of(w);
   const std::string base = job_cluster_base(w);
   if (!base.empty()) cluster_demand(w, base, d);
+  if (base.empty()) {
+    // KubeRay matches the selector's ray.io/cluster against the RayCluster's name.
+    const Json* name = w.find("/spec/clusterSelector/ray.io~1cluster");
+    if (name != nullptr && name->is_string() && !name->get<std::string>().empty()) {
+      auto* on = d.mutable_runs_on();
+      on->set_api_version(w.api_version());
+      on->set_kind("RayCluster");
+      on->set_namespace_(w.namespace_());
+      on->set_name(name->get<std::string>());
+    }
+  }
   if (job_has_submitter_pod(w)) {
     for (const auto& set : d.pod_sets()) {
       if (set.name() == "submitter") {

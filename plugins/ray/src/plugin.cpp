@@ -7,8 +7,19 @@ namespace gpuaas::ray {
 class RayPlugin {
  public:
   static constexpr plugin::Info info{"ray", "0.1.0", plugin::Stability::kStable};
-  static constexpr plugin::Kind kinds[] = {{"ray.io", "v1", "RayCluster"},
-                                           {"ray.io", "v1", "RayJob"}};
+  // Both suspend through spec.suspend. A RayCluster's pods carry its name in ray.io/cluster; a
+  // RayJob's belong to the RayCluster it creates (owner chain).
+  static constexpr plugin::Kind kinds[] = {{.group = "ray.io",
+                                            .version = "v1",
+                                            .kind = "RayCluster",
+                                            .plural = "rayclusters",
+                                            .hold = plugin::Hold::set_true("/spec/suspend"),
+                                            .pods = plugin::Pods::by_label("ray.io/cluster")},
+                                           {.group = "ray.io",
+                                            .version = "v1",
+                                            .kind = "RayJob",
+                                            .plural = "rayjobs",
+                                            .hold = plugin::Hold::set_true("/spec/suspend")}};
 
   explicit RayPlugin(const Json& config) : config_(Config::parse(config)) {}
 

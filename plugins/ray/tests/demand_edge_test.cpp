@@ -210,6 +210,10 @@ TEST(RayJobDemand, ClusterSelectorUsesAnExistingCluster) {
   auto d = host.demand(j.dump());
   ASSERT_EQ(d.pod_sets_size(), 1);
   EXPECT_EQ(d.pod_sets(0).name(), "submitter");
+  // It runs on that cluster: a cluster at zero is woken for it.
+  EXPECT_EQ(d.runs_on().kind(), "RayCluster");
+  EXPECT_EQ(d.runs_on().name(), "shared");
+  EXPECT_EQ(d.runs_on().namespace_(), j["metadata"]["namespace"].get<std::string>());
   j["spec"]["submissionMode"] = "HTTPMode";
   EXPECT_EQ(host.demand(j.dump()).pod_sets_size(), 0);
   // An empty selector selects nothing: the job needs its own cluster spec.

@@ -9,8 +9,25 @@ class Workbench {
  public:
   static constexpr plugin::Info info{"workbench", "0.1.0", plugin::Stability::kStable};
   // The same fields in both versions (v1beta1 is what some samples and older installs use).
-  static constexpr plugin::Kind kinds[] = {{"kubeflow.org", "v1", "Notebook"},
-                                           {"kubeflow.org", "v1beta1", "Notebook"}};
+  // A session (NotebookPolicy applies). Held by the stop annotation with the value suspend()
+  // writes without an event time (a webhook has none); the notebook controller reads presence, so
+  // any value already holds it. Its pods sit under a StatefulSet the bridge does not watch: found
+  // by the controller's notebook-name label. v1 first: the bridge watches the first version.
+  static constexpr plugin::Kind kinds[] = {
+      {.group = "kubeflow.org",
+       .version = "v1",
+       .kind = "Notebook",
+       .plural = "notebooks",
+       .hold = plugin::Hold::annotation("kubeflow-resource-stopped", "1970-01-01T00:00:00Z", true),
+       .pods = plugin::Pods::by_label("notebook-name"),
+       .session = true},
+      {.group = "kubeflow.org",
+       .version = "v1beta1",
+       .kind = "Notebook",
+       .plural = "notebooks",
+       .hold = plugin::Hold::annotation("kubeflow-resource-stopped", "1970-01-01T00:00:00Z", true),
+       .pods = plugin::Pods::by_label("notebook-name"),
+       .session = true}};
 
   explicit Workbench(const Json& config) : config_(Config::parse(config)) {}
 

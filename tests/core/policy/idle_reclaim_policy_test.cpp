@@ -289,7 +289,7 @@ spec:
   const auto& p = r.set.notebook_policies[0];
   EXPECT_EQ(p.name, "notebooks");
   EXPECT_EQ(p.at.str(), "p.yaml:8:18");
-  EXPECT_EQ(p.selector.kinds, std::vector<std::string>{"Notebook"});
+  EXPECT_TRUE(p.selector.kinds.empty());  // the kinds plugins declare sessions
   EXPECT_EQ(p.selector.namespaces, std::vector<std::string>{"team-a"});
   EXPECT_EQ(p.selector.cluster_queues, std::vector<std::string>{"team-a"});
   EXPECT_EQ(p.selector.match_labels, (LabelMap{{"tier", "dev"}}));
@@ -307,7 +307,7 @@ TEST(NotebookPolicy, Defaults) {
   ASSERT_TRUE(r.ok()) << joined(r.errors);
   ASSERT_EQ(r.set.notebook_policies.size(), 1u);
   const auto& p = r.set.notebook_policies[0];
-  EXPECT_EQ(p.selector.kinds, std::vector<std::string>{"Notebook"});
+  EXPECT_TRUE(p.selector.kinds.empty());  // the kinds plugins declare sessions
   EXPECT_TRUE(p.gate);
   EXPECT_EQ(p.max_wait, seconds(0));
   EXPECT_FALSE(p.culling.enabled);
@@ -331,8 +331,9 @@ spec:
     idleTim: 1h
 )");
   std::vector<std::string> want = {
-      "p.yaml:5:14: spec.selector.kinds: a NotebookPolicy selects Notebooks only; leave kinds out "
-      "(an IdleReclaimPolicy selects other kinds)",
+      "p.yaml:5:14: spec.selector.kinds: a NotebookPolicy selects sessions only (the kinds "
+      "plugins declare so, e.g. Notebook); leave kinds out (an IdleReclaimPolicy selects other "
+      "kinds)",
       "p.yaml:6:9: spec.gate: \"1\" is not true or false",
       "p.yaml:9:19: spec.culling.gpuThreshold: 150 is out of range; a percentage of GPU "
       "utilization (0 to 100)",

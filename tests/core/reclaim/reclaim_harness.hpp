@@ -43,8 +43,10 @@ inline std::string cluster_policy() {
 
 class Harness {
  public:
-  explicit Harness(const std::string& policy) {
+  // `server`: a nats-server's URL; "" runs on the in-process bus.
+  explicit Harness(const std::string& policy, const std::string& server = "") {
     sim::DaemonDriver::Options o;
+    o.server = server;
     o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
     o.subject_root = "reclaimtest" + std::to_string(++runs_);
     auto d = sim::DaemonDriver::start(o);
@@ -69,6 +71,8 @@ class Harness {
                   {"name", a.target().name()}}},
                 {"rule", a.rule()},
                 {"reason", a.reason()},
+                {"decision_id", a.decision_id()},
+                {"operation", static_cast<int>(a.operation())},
                 {"body", json::parse(a.body_json(), nullptr, false)}};
       last_patch_[a.target().namespace_() + "/" + a.target().name()] = j["body"];
       actions_.push_back(std::move(j));
@@ -195,6 +199,23 @@ class Harness {
   }
   void tick() {
     driver_->tick(now);
+    settle();
+  }
+  // The bridge's report on an action it applied (a 409, say); settles.
+  void action_result(const v1::ActionResult& r) {
+    driver_->action_result(r, now);
+    settle();
+  }
+  // The object as last published (after apply_last_patch or publish).
+  const json& object(const std::string& ns, const std::string& name) {
+    return objects_[ns + "/" + name];
+  }
+  // Publishes the object again with a new resourceVersion (someone edited it); settles.
+  void touch(const std::string& ns, const std::string& name) {
+    json& o = objects_[ns + "/" + name];
+    o["metadata"]["resourceVersion"] = std::to_string(++version_);
+    o["metadata"]["annotations"]["edited"] = std::to_string(version_);
+    driver_->object(sim::Change::kModified, o, now);
     settle();
   }
   // Any object, as the cluster would publish it now; settles.

@@ -43,7 +43,7 @@ struct AdmissionAnswer {
   int status = 200;    // 400: malformed review
   std::string body;    // the AdmissionReview response (200) or the message (400)
   std::string kind;    // request.kind.kind ("unknown" when unreadable): the metric's label
-  std::string result;  // "held", "passed" or "invalid"
+  std::string result;  // "held", "labelled", "passed" or "invalid"
   std::string reason;  // for the log
 };
 AdmissionAnswer answer_admission_review(std::string_view body, std::string_view queue_label,

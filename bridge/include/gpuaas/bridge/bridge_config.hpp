@@ -32,9 +32,13 @@ struct BridgeConfig {
     std::string kubeconfig;  // used when in_cluster is false
     std::string context;
     std::chrono::seconds token_refresh{60};
+    // The write budget (write_budget.hpp): writes per second and the burst above it.
+    double qps = 20;
+    int burst = 40;
   } kubernetes;
 
-  std::vector<ResourceConfig> resources;  // defaults: default_resources()
+  std::vector<ResourceConfig> resources;  // defaults: default_resources(), then the plugins' kinds
+  std::string plugins_dir;                // `plugins:`: the workload plugins, loaded with the host
 
   struct Watch {
     int timeout_seconds = 300;
@@ -54,7 +58,9 @@ struct BridgeConfig {
     std::string cert_file = "/etc/gpuaas/webhook/tls.crt";
     std::string key_file = "/etc/gpuaas/webhook/tls.key";
     std::string queue_label = kDefaultQueueLabel;
-    std::vector<HoldRule> holds = default_hold_rules();  // `holds:` overrides these by kind
+    // The rules in force: the plugins' kinds' holds (plugin_kinds.hpp) with `holds:` over them.
+    std::vector<HoldRule> holds = default_hold_rules();
+    std::vector<HoldRule> hold_overrides;  // `holds:` as written, kNone entries included
   } webhook;
 
   struct Metrics {
@@ -70,8 +76,9 @@ struct BridgeConfig {
   const ResourceConfig* resource(const std::string& api_version, const std::string& kind) const;
 };
 
-// The kinds watched by default (Nodes, Pods and every workload kind a plugin can queue) and the
-// kinds only acted on (node removal, drains, provisioning).
+// The kinds the core consumes, watched by default (Nodes, Pods, MachineSets...), and the kinds
+// only acted on (node removal, drains, provisioning). The workload kinds are the plugins'
+// (plugin_kinds.hpp).
 std::vector<ResourceConfig> default_resources();
 
 BridgeConfig default_bridge_config();

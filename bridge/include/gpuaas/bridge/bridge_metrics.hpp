@@ -1,6 +1,7 @@
 // gpuaas-bridge's own metrics (its /metrics): watch restarts, relists, events published, actions
-// by outcome, Kubernetes API latency by verb. Families are registered once; children are made on
-// first use and kept (the label sets are small and fixed).
+// by outcome, Kubernetes API latency by verb, writes and the time they waited for the write budget.
+// Families are registered once; children are made on first use and kept (the label sets are small
+// and fixed).
 #pragma once
 
 #include <map>
@@ -30,6 +31,8 @@ class BridgeMetrics {
   void events_published(const std::string& kind, uint64_t n = 1);
   void action(const std::string& outcome);  // applied, conflict, failed, dropped, repeat
   void api_request(const std::string& verb, long status, double seconds);
+  // A write that took its token from the write budget, after waiting `waited_seconds` for it.
+  void api_write(const std::string& verb, double waited_seconds);
   void metric_samples(uint64_t n);
   void scrape_error();
 
@@ -45,6 +48,8 @@ class BridgeMetrics {
   telemetry::Family<telemetry::Counter>& actions_;
   telemetry::Family<telemetry::Counter>& api_requests_;
   telemetry::Family<telemetry::Histogram>& api_latency_;
+  telemetry::Family<telemetry::Counter>& api_writes_;
+  telemetry::Counter& api_write_wait_;
   telemetry::Counter& samples_;
   telemetry::Counter& scrape_errors_;
   std::map<std::string, telemetry::Histogram*> latency_;

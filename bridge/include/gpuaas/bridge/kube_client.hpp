@@ -1,6 +1,8 @@
 // A small Kubernetes API client over libcurl: one request at a time per call, TLS verified against
 // the cluster's CA, the bearer token re-read from its file when due (service account tokens
-// rotate), and streaming GETs for watches.
+// rotate), and streaming GETs for watches. Every write (any method but GET) first takes a token
+// from the client's WriteBudget (write_budget.hpp), as client-go's rate limiter: 20 per second,
+// bursts of 40, unless set_write_budget says otherwise.
 #pragma once
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <string_view>
 
 #include "gpuaas/bridge/kube_auth.hpp"
+#include "gpuaas/bridge/write_budget.hpp"
 
 namespace gpuaas::bridge {
 
@@ -25,6 +28,8 @@ struct HttpResult {
 class KubeClient {
  public:
   using RequestHook = std::function<void(const std::string& method, long status, double seconds)>;
+  // Called for each write as it takes its token, with the time it waited for it.
+  using WriteHook = std::function<void(const std::string& method, double waited_seconds)>;
 
   explicit KubeClient(KubeAuth auth);
   ~KubeClient();
@@ -53,6 +58,12 @@ class KubeClient {
 
   // Called after each request (API latency per verb for /metrics).
   void on_request(RequestHook hook);
+  void on_write(WriteHook hook);
+
+  // Replaces the write budget (its tokens start full). `clock` must outlive the client.
+  void set_write_budget(WriteBudgetOptions options,
+                        MonotonicClock& clock = steady_monotonic_clock());
+  WriteBudgetOptions write_budget() const;
 
   const KubeAuth& auth() const { return auth_; }
 
@@ -64,11 +75,16 @@ class KubeClient {
 
   KubeAuth auth_;
   std::atomic<bool> stopped_{false};
-  mutable std::mutex mutex_;  // token_, token_read_, hook_
+  // Waits for a write's token (from the budget in use when it was asked for).
+  void take_write_token(const std::string& method);
+
+  mutable std::mutex mutex_;  // token_, token_read_, hook_, write_hook_, budget_
   std::string token_;
   std::chrono::steady_clock::time_point token_read_{};
   bool token_loaded_ = false;
   RequestHook hook_;
+  WriteHook write_hook_;
+  std::shared_ptr<WriteBudget> budget_ = std::make_shared<WriteBudget>();
 };
 
 }  // namespace gpuaas::bridge

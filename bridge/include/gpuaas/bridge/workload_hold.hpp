@@ -3,17 +3,10 @@
 //
 // As Kueue's webhook does, a new object that carries the queue label is held until gpuaas admits
 // it. How a kind is held is data (a HoldRule per API group and kind), not a code path per kind:
-//   Job, RayJob, RayCluster, TrainJob        spec.suspend: true
-//   PyTorchJob, TFJob, MPIJob                spec.runPolicy.suspend: true
-//   Notebook (kubeflow.org, any version)     annotation kubeflow-resource-stopped, the value the
-//                                            workbench plugin writes without an event time
-//                                            ("1970-01-01T00:00:00Z"); any value already holds it
-//   InferenceService (serving.kserve.io)     annotation serving.kserve.io/stop: "true", as the
-//                                            kserve plugin's suspend (it removes the pods of every
-//                                            component whatever the deployment mode; its admit
-//                                            removes the annotation again)
-//   Pod (core)                               scheduling gate kueue.x-k8s.io/admission
-// The configuration's `webhook.holds:` list adds or replaces rules per (apiGroup, kind).
+// the plugins declare it for their kinds (plugin_kinds.hpp turns their kind info into rules, so a
+// kind held here is one some plugin releases), and the configuration's `webhook.holds:` list
+// adds or replaces rules per (apiGroup, kind). docs/bridge-webhook.md lists what the plugins in
+// this repository declare.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -93,18 +86,25 @@ Result<nlohmann::json> hold_patch(const nlohmann::json& object, const HoldRule& 
 
 // What the webhook does with one admission request.
 struct HoldDecision {
-  bool held = false;     // `patch` holds the workload
-  nlohmann::json patch;  // RFC 6902 operations (held only)
-  std::string reason;    // why it passed, or what was held, for logs and tests
-  std::string warning;   // the object could not be held (returned to the client as a warning)
+  bool held = false;      // `patch` holds the workload
+  bool labelled = false;  // `patch` copies the queue labels into a pod template (not a hold)
+  nlohmann::json patch;   // RFC 6902 operations (held or labelled only)
+  std::string reason;     // why it passed, or what was held, for logs and tests
+  std::string warning;    // the object could not be held (returned to the client as a warning)
 };
 
 // operation: the AdmissionRequest's ("CREATE", "UPDATE", ...); group/kind: the request's kind.
 // Passes (no patch) unless a CREATE of an object with the queue label (non-empty), with a rule
 // for its kind, not already held, and whose controller (ownerReferences[].controller) is not
 // itself of a held kind: a RayJob's RayCluster and a Job's Pods inherit the label but their
-// owner was held and admitted already (Kueue skips them the same way). Pods of a Deployment or
-// StatefulSet have no rule for their owner, so they are gated one by one.
+// owner was held and admitted already (Kueue skips them the same way). A DaemonSet's pods and
+// pods with spec.nodeName set are never held.
+// A Deployment or StatefulSet (apps) with the label is not held but labelled, on CREATE and
+// UPDATE, as Kueue's pod integration does: the queue label (and kueue.x-k8s.io/priority-class)
+// is copied into spec.template.metadata.labels, and a StatefulSet's pods are made one group
+// (label kueue.x-k8s.io/pod-group-name "statefulset-<name>", annotation
+// kueue.x-k8s.io/pod-group-total-count spec.replicas, 1 by default). Their pods have no rule
+// for their owner (a ReplicaSet or the StatefulSet), so each is gated when it is created.
 HoldDecision decide_hold(const nlohmann::json& object, std::string_view operation,
                          std::string_view api_group, std::string_view kind,
                          std::string_view queue_label, const std::vector<HoldRule>& rules);

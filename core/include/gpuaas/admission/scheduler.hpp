@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,10 @@ class ArchiveReader;
 }  // namespace gpuaas::base
 
 namespace gpuaas::core::admission {
+
+// WorkloadInfo::priority_class of a workload whose priority is its pods' PriorityClass: this
+// prefix and the class's name (no WorkloadPriorityClass name has a '/').
+inline constexpr std::string_view kPodPriorityClassPrefix = "scheduling.k8s.io/";
 
 // Kueue's vocabulary for why a workload is not admitted. The engine compares reasons by address:
 // arrays, so that each has one address in the whole program (string literals are merged across
@@ -164,6 +169,10 @@ class Scheduler {
   // Labels of a namespace for ClusterQueue namespaceSelectors (by default a namespace has only
   // kubernetes.io/metadata.name=<name>, as the API server sets it).
   void set_namespace_labels(const std::string& namespace_, policy::LabelMap labels, Time now);
+  // A PriorityClass (scheduling.k8s.io) came, changed or went (nullopt): workloads whose
+  // priority_class is kPodPriorityClassPrefix + name take its value, as Kueue does when no
+  // WorkloadPriorityClass is named. A policy reload keeps these.
+  void set_pod_priority_class(const std::string& name, std::optional<int32_t> value, Time now);
 
   // A workload appeared or changed; its observed state drives the rest: waiting ones queue,
   // finished ones return their quota, running ones we did not admit are counted as admitted.

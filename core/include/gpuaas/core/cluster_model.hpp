@@ -63,9 +63,10 @@ class ClusterModel {
   // record_changes on).
   std::vector<std::string> take_touched_pods() { return metrics_.take_touched(); }
   std::vector<ModelChange> take_changes() { return std::exchange(changes_, {}); }
-  // The key of the workload (an object a plugin interprets) whose controller chain leads to the
-  // pod, or "" when none does.
+  // The key of the workload the pod belongs to: its group, or the pod itself when a plugin makes
+  // it a workload; else the object a plugin interprets up its controller chain; "" when none.
   std::string workload_of(const KubeObject& pod) const;
+  // A workload object, a group or a pod a plugin makes a workload, by key; nullptr if none.
   const KubeObject* object(const std::string& key) const;
   const KubeObject* pod(const std::string& key) const;
 
@@ -90,8 +91,11 @@ class ClusterModel {
   const ResourceList& node_requested(const std::string& node) const;
   // GPU pools keyed by GPU product; nodes without GPUs are left out.
   std::map<std::string, GpuPool> gpu_pools() const;
-  // Pods whose controller chain leads to the workload (kind, namespace, name).
+  // The workload's pods: a group's members, a pod workload itself, the pods carrying the kind's
+  // pod label with the workload's name, or those whose controller chain leads to it.
   std::vector<const KubeObject*> pods_of(const ObjectMeta& workload) const;
+  // The group a member workload belongs to ("" when none).
+  const std::string& group_of_member(const std::string& key) const;
 
   // "group/Kind/namespace/name": the identity of an object across its updates.
   static std::string key_of(const ObjectMeta& m);
@@ -116,6 +120,12 @@ class ClusterModel {
   void bind_pod(const KubeObject& pod, int sign);
 
   void note(ModelChange::Category c, wire::ChangeType t, const std::string& key, std::string node);
+  // workload_groups.cpp: pods as workloads, and groups of workloads admitted as one.
+  std::string owner_workload(const KubeObject& pod) const;
+  std::string interpret_pod(const std::string& key, const KubeObject& pod);
+  void set_member(const std::string& key, const std::string& group);
+  void regroup(const std::string& group);
+  void rebuild_groups();
 
   std::string key_buf_;
   bool record_changes_ = false;
@@ -127,6 +137,8 @@ class ClusterModel {
   std::map<std::string, KubeObject> workloads_;          // by key
   std::unordered_map<std::string, WorkloadView> views_;  // by key, for workloads a plugin handles
   WorkloadInterpreter* interpreter_ = nullptr;
+  std::unordered_map<std::string, std::string> member_group_;  // member key -> group key
+  std::map<std::string, std::vector<std::string>> groups_;     // group key -> members, sorted
   std::unordered_map<std::string, ResourceList> node_requested_;
   std::unordered_map<std::string, Tombstone> tombstones_;
   MetricStore metrics_;

@@ -61,6 +61,9 @@ struct KubeObject {
   std::optional<NodeStatus> node;
   std::optional<PodStatus> pod;
   std::string json;
+  // A group of workload objects admitted as one (workload_groups.cpp): the members' keys. The
+  // group itself has no JSON; what is done to it is done to each member.
+  std::vector<std::string> members;
 };
 
 // The resource every GPU decision counts.

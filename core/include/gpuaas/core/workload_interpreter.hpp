@@ -3,6 +3,7 @@
 // keeps the answer beside the object and shows it; admission decides on it.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -18,7 +19,19 @@ struct WorkloadView {
   std::optional<v1::WorkloadDemand> demand;
   std::optional<v1::WorkloadLifecycle> lifecycle;
   std::string error;  // why demand or lifecycle is missing (the plugin's message)
+  // From the kind's declaration, not the object: whether it is a session (NotebookPolicy applies),
+  // and the pod label whose value names it ("" = its pods are found by their controller chain).
+  bool session = false;
+  std::string pod_label;
 };
+
+// What a workload's plugin can do, for WorkloadInterpreter::can(). The bits are the ABI's
+// GPUAAS_CAP_* (the host checks that they agree), kept here so the core needs no host header.
+inline constexpr uint64_t kPluginCapDemand = 1ull << 0;       // demand()
+inline constexpr uint64_t kPluginCapLifecycle = 1ull << 1;    // lifecycle()
+inline constexpr uint64_t kPluginCapAdmission = 1ull << 2;    // action(): admit, suspend
+inline constexpr uint64_t kPluginCapScaleToZero = 1ull << 3;  // action(): scale to zero and back
+inline constexpr uint64_t kPluginCapActivity = 1ull << 4;     // activity()
 
 // What the core asks a workload's plugin to do (the values are GPUAAS_ACTION_*).
 enum class WorkloadAction { kAdmit = 1, kSuspend = 2, kScaleToZero = 3, kScaleBack = 4 };
@@ -43,7 +56,12 @@ class WorkloadInterpreter {
     (void)samples;
     return Status::not_found("no plugin reads the activity of " + object.meta.kind);
   }
-  // Whether the kind's plugin declares `capability` (kPluginCap* of workload_plugin.hpp).
+  // Fills what the kind declares (session, pod_label) into a view read back from a snapshot.
+  virtual void describe(const KubeObject& object, WorkloadView& view) const {
+    (void)object;
+    (void)view;
+  }
+  // Whether the kind's plugin declares `capability` (kPluginCap* above).
   virtual bool can(const KubeObject& object, uint64_t capability) const {
     (void)object;
     (void)capability;

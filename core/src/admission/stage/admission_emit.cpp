@@ -98,6 +98,7 @@ void AdmissionStage::emit(const ClusterModel& model, std::vector<admission::Deci
     if (!x.known) continue;
     sink.publish_status(*obj, x);
   }
+  emit_unqueued(model, sink);
 }
 
 }  // namespace gpuaas::core

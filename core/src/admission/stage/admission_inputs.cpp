@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 
 namespace gpuaas::core {
@@ -97,6 +98,9 @@ std::optional<admission::WorkloadInfo> workload_info(const KubeObject& object,
   w.name = object.meta.name;
   w.local_queue = demand.queue_name();
   w.priority_class = demand.priority_class();
+  if (w.priority_class.empty() && !demand.pod_priority_class().empty())
+    w.priority_class =
+        std::string(admission::kPodPriorityClassPrefix) + demand.pod_priority_class();
   w.created = created;
   for (const auto& ps : demand.pod_sets()) {
     admission::PodSetRequest r;

@@ -14,6 +14,8 @@
 namespace gpuaas::core {
 
 inline constexpr const char* kDeadlineAnnotation = "gpuaas.io/deadline";
+// Kueue's label naming the LocalQueue: an object with it is meant for the queue.
+inline constexpr const char* kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr const char* kExpectedDurationAnnotation = "gpuaas.io/expected-duration";
 inline constexpr const char* kPlacementAnnotation = "gpuaas.io/placement";
 

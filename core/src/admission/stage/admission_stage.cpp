@@ -2,10 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <limits>
+#include <nlohmann/json.hpp>
+
 #include "admission/stage/admission_inputs.hpp"
 #include "admission/stage/queue_metrics.hpp"
 #include "gpuaas/base/archive.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "pipeline/decision_sink.hpp"
 
 namespace gpuaas::core {
 
@@ -84,6 +88,23 @@ void AdmissionStage::set_namespace(const KubeObject& ns, admission::Time now) {
   engine_->set_namespace_labels(ns.meta.name, std::move(labels), now);
 }
 
+void AdmissionStage::set_priority_class(const KubeObject& pc, admission::Time now) {
+  const auto j = nlohmann::json::parse(pc.json, nullptr, false);
+  const auto v = j.is_object() ? j.find("value") : j.end();
+  if (!j.is_object() || v == j.end() || !v->is_number_integer() ||
+      *v < std::numeric_limits<int32_t>::min() || *v > std::numeric_limits<int32_t>::max()) {
+    spdlog::warn("PriorityClass {}: value: not a 32-bit integer; its workloads keep priority 0",
+                 pc.meta.name);
+    engine_->set_pod_priority_class(pc.meta.name, std::nullopt, now);
+    return;
+  }
+  engine_->set_pod_priority_class(pc.meta.name, v->get<int32_t>(), now);
+}
+
+void AdmissionStage::forget_priority_class(const std::string& name, admission::Time now) {
+  engine_->set_pod_priority_class(name, std::nullopt, now);
+}
+
 bool AdmissionStage::upsert_workload(const ClusterModel& model, const std::string& key,
                                      const KubeObject& obj, const WorkloadView& view,
                                      const admission::WorkloadInfo* waking_demand, bool gated) {
@@ -98,8 +119,10 @@ bool AdmissionStage::upsert_workload(const ClusterModel& model, const std::strin
   }
   if (!info) {
     if (queued_.erase(key)) engine_->remove_workload(key, now);
+    note_unqueued(key, obj, view);
     return false;
   }
+  if (unqueued_.erase(key)) unqueued_changed_.erase(key);
   info->key = key;
   if (waking_demand) {
     info->pod_sets = waking_demand->pod_sets;
@@ -117,7 +140,48 @@ bool AdmissionStage::upsert_workload(const ClusterModel& model, const std::strin
   return candidate;
 }
 
+void AdmissionStage::note_unqueued(const std::string& key, const KubeObject& obj,
+                                   const WorkloadView& view) {
+  const bool labelled = obj.meta.labels.count(kQueueNameLabel) > 0;
+  if (!labelled || (view.demand && view.demand->queue_name().empty() && view.error.empty())) {
+    unqueued_.erase(key);
+    return;
+  }
+  std::pair<std::string, std::string> why = {
+      obj.members.empty() ? "Inadmissible" : "GroupNotReady",
+      view.error.empty() ? "its plugin (" + view.plugin + ") gave no demand" : view.error};
+  auto [it, fresh] = unqueued_.try_emplace(key, why);
+  if (fresh || it->second != why) {
+    it->second = std::move(why);
+    unqueued_changed_.insert(key);
+  }
+}
+
+const std::pair<std::string, std::string>* AdmissionStage::unqueued(const std::string& key) const {
+  auto it = unqueued_.find(key);
+  return it == unqueued_.end() ? nullptr : &it->second;
+}
+
+void AdmissionStage::emit_unqueued(const ClusterModel& model, DecisionSink& sink) {
+  for (const auto& key : std::exchange(unqueued_changed_, {})) {
+    auto it = unqueued_.find(key);
+    const KubeObject* obj = model.object(key);
+    if (it == unqueued_.end() || obj == nullptr) continue;
+    admission::Explanation x;
+    x.known = true;
+    x.state = "Pending";
+    x.reason = it->second.first;
+    x.message = it->second.second;
+    x.local_queue = obj->meta.namespace_ + "/" + obj->meta.labels.find(kQueueNameLabel)->second;
+    x.position_in_cluster_queue = -1;
+    x.position_in_local_queue = -1;
+    sink.publish_status(*obj, x);
+  }
+}
+
 void AdmissionStage::forget(const std::string& key, admission::Time now) {
+  unqueued_.erase(key);
+  unqueued_changed_.erase(key);
   first_seen_.erase(key);
   admitted_.erase(key);
   admit_requests_.erase(key);

@@ -62,6 +62,9 @@ class AdmissionStage {
   // unmanaged pods) is what nodes have less of. The caller then updates the pod's node.
   void update_pod(const ClusterModel& model, const ModelChange& change);
   void set_namespace(const KubeObject& ns, admission::Time now);
+  // A PriorityClass's value gives the priority of workloads whose pods name it.
+  void set_priority_class(const KubeObject& pc, admission::Time now);
+  void forget_priority_class(const std::string& name, admission::Time now);
   // Queues the workload as its plugin sees it. `waking_demand`: what it had when idle reclaim
   // released its quota (it asks for that again, not its scaled-down spec). `gated`: a
   // NotebookPolicy holds it until admitted. True when the notebook gate must look at it after
@@ -85,10 +88,19 @@ class AdmissionStage {
   // status of every workload whose reason changed.
   void emit(const ClusterModel& model, std::vector<admission::Decision> decisions,
             DecisionSink& sink, const Hooks& hooks);
-  // conflict_reissue.cpp
+  // conflict_reissue.cpp. `reissues`: the rules whose conflicts admission redoes itself (the
+  // others are ConflictRetry's).
+  static bool reissues(const std::string& rule);
   void action_result(const v1::ActionResult& result);
   void reissue_pass(const ClusterModel& model, DecisionSink& sink, const Hooks& hooks);
   bool reissue_pending() const { return !reissue_.empty(); }
+
+  // Why a workload with the queue label is not in the queue (its plugin's error, a group not
+  // complete): {reason, message}, or nullptr when it is queued or not ours.
+  const std::pair<std::string, std::string>* unqueued(const std::string& key) const;
+  const std::map<std::string, std::pair<std::string, std::string>>& unqueued_all() const {
+    return unqueued_;
+  }
 
   bool admitted(const std::string& key) const { return admitted_.count(key) > 0; }
   bool queued(const std::string& key) const { return queued_.count(key) > 0; }
@@ -112,6 +124,8 @@ class AdmissionStage {
 
  private:
   void count(const admission::Decision& d, wire::EventTime now);
+  void note_unqueued(const std::string& key, const KubeObject& obj, const WorkloadView& view);
+  void emit_unqueued(const ClusterModel& model, DecisionSink& sink);
 
   std::unique_ptr<admission::Scheduler> engine_;
   QueueMetrics& queue_metrics_;
@@ -127,6 +141,10 @@ class AdmissionStage {
   // Admissions and preemptions that met a CONFLICT: the rule and the resourceVersion the patch
   // was based on. Sent again once the object in the model has another resourceVersion.
   std::map<std::string, std::pair<std::string, std::string>> reissue_;
+  // Not in the queue, with the reason shown (explain, a status event, so a Kubernetes Event);
+  // rebuilt from the model after a restart, since the views are in the snapshot.
+  std::map<std::string, std::pair<std::string, std::string>> unqueued_;
+  std::set<std::string> unqueued_changed_;
   telemetry::Counter* bad_annotations_ = nullptr;
   telemetry::Family<telemetry::Counter>* decisions_ = nullptr;  // by kind and rule
 };

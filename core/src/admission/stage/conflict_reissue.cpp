@@ -9,14 +9,11 @@
 #include "pipeline/decision_sink.hpp"
 
 namespace gpuaas::core {
-namespace {
 
-bool reissues(const std::string& rule) {
+bool AdmissionStage::reissues(const std::string& rule) {
   return rule.rfind("admission/", 0) == 0 || rule.rfind("preemption/", 0) == 0 ||
          rule == "reclaim/lend";
 }
-
-}  // namespace
 
 void AdmissionStage::action_result(const v1::ActionResult& r) {
   if (r.outcome() != v1::ActionResult::CONFLICT || !reissues(r.rule())) return;

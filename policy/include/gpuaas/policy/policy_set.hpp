@@ -239,7 +239,7 @@ struct NotebookCulling {
 // number per set, names unique.
 struct NotebookPolicy {
   std::string name;
-  WorkloadSelector selector;         // kinds is always {"Notebook"}
+  WorkloadSelector selector;         // kinds is empty: the kinds plugins declare sessions
   bool gate = true;                  // notebooks are held until admitted
   std::chrono::seconds max_wait{0};  // reported after waiting this long; 0: no limit
   NotebookCulling culling;
@@ -318,9 +318,9 @@ struct CostModel {
   std::string latency_metric;  // e.g. "revision_request_latencies"; empty: not counted
   double latency_objective_seconds = 1.0;
   double latency_metric_unit_seconds = 1.0;  // 0.001 when the histogram is in milliseconds
-  // Sessions: a workload of these kinds ("Kind.group") counts one outcome per run in which its
-  // GPUs were busy.
-  std::vector<std::string> session_kinds = {"Notebook.kubeflow.org"};
+  // Sessions: a workload of the kinds plugins declare sessions (notebooks), and of these kinds
+  // ("Kind.group") besides, counts one outcome per run in which its GPUs were busy.
+  std::vector<std::string> session_kinds;
   SourceRef at;
 };
 

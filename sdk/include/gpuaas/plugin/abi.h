@@ -12,6 +12,13 @@
  * Versioning (as Falco's plugin API): the host loads a plugin when the ABI majors are equal and
  * the host's minor is >= the plugin's. Structs only ever grow at the end; each starts with its
  * size, and the host reads only what that size covers, so an older plugin still loads.
+ *   1.0  the descriptor ends at `api`.
+ *   1.1  the descriptor adds `kind_info` and `kind_info_size`: one gpuaas_kind_info per entry of
+ *        `kinds` (plural, scope, how a new object is held, how its pods are found, session,
+ *        queued only). A 1.0 plugin still loads: the host gives each of its kinds the
+ *        information gpuaas had built in for that kind before 1.1 (plural = lower-case kind + "s",
+ *        namespaced, not held, pods by owner, for a kind it has none for).
+ * A new minor only appends: fields to a struct, constants, functions to the api table.
  *
  * Threads: the host never calls one instance from two threads at once; distinct instances may be
  * called concurrently. A plugin must not keep global mutable state outside its instances.
@@ -29,7 +36,7 @@ extern "C" {
 #endif
 
 #define GPUAAS_PLUGIN_ABI_MAJOR 1u
-#define GPUAAS_PLUGIN_ABI_MINOR 0u
+#define GPUAAS_PLUGIN_ABI_MINOR 1u
 /* The one exported symbol: a gpuaas_plugin_descriptor_fn named gpuaas_plugin_get_descriptor. */
 #define GPUAAS_PLUGIN_ENTRY_POINT "gpuaas_plugin_get_descriptor"
 /* The event contract the plugin was built for (sdk/proto). */
@@ -85,6 +92,47 @@ typedef struct gpuaas_kind {
   const char* kind;
 } gpuaas_kind;
 
+/* How a new object of a kind is held until gpuaas admits it (gpuaas_kind_info.hold). The bridge's
+ * admission webhook writes it on CREATE of an object that carries the queue label; the plugin's
+ * admit() is what releases it. */
+#define GPUAAS_HOLD_NONE 0u            /* not held: admission patches it once it exists */
+#define GPUAAS_HOLD_SET_TRUE 1u        /* hold_target, a JSON pointer ("/spec/suspend"), set true */
+#define GPUAAS_HOLD_ANNOTATION 2u      /* metadata.annotations[hold_target] = hold_value */
+#define GPUAAS_HOLD_SCHEDULING_GATE 3u /* {"name": hold_target} appended to spec.schedulingGates */
+
+/* gpuaas_kind_info.scope */
+#define GPUAAS_SCOPE_NAMESPACED 0u
+#define GPUAAS_SCOPE_CLUSTER 1u
+
+/* How a workload's pods are found (gpuaas_kind_info.pods). */
+#define GPUAAS_PODS_BY_OWNER 0u /* the pods' controller chain (ownerReferences) leads to it */
+#define GPUAAS_PODS_BY_LABEL 1u /* the pods carry pod_label with the object's name as value */
+
+/* The label that puts an object in a queue (Kueue's); GPUAAS_KIND_QUEUED_ONLY reads it. */
+#define GPUAAS_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+
+/* gpuaas_kind_info.flags */
+#define GPUAAS_KIND_SESSION (1ull << 0)        /* an interactive session: NotebookPolicy applies */
+#define GPUAAS_KIND_QUEUED_ONLY (1ull << 1)    /* only objects with the queue label are workloads */
+#define GPUAAS_KIND_HOLD_ANY_VALUE (1ull << 2) /* HOLD_ANNOTATION: any value already holds it */
+#define GPUAAS_KIND_FLAGS_KNOWN_1_1 \
+  (GPUAAS_KIND_SESSION | GPUAAS_KIND_QUEUED_ONLY | GPUAAS_KIND_HOLD_ANY_VALUE)
+
+/* What gpuaas needs to know about a kind besides its name (ABI 1.1). Strings are NULL when the
+ * field does not apply; they live as long as the library. */
+typedef struct gpuaas_kind_info {
+  uint32_t struct_size; /* sizeof(gpuaas_kind_info) when the plugin was built */
+  uint32_t scope;       /* GPUAAS_SCOPE_* */
+  const char* plural;   /* the resource's name in API paths and RBAC, e.g. "rayjobs" */
+  uint32_t hold;        /* GPUAAS_HOLD_* */
+  uint32_t pods;        /* GPUAAS_PODS_* */
+  const char* hold_target; /* SET_TRUE: the pointer; ANNOTATION: the key; SCHEDULING_GATE: the gate */
+  const char* hold_value;  /* ANNOTATION: the value written */
+  const char* pod_label;   /* PODS_BY_LABEL: the pod label's key, e.g. "ray.io/cluster" */
+  uint64_t flags;          /* GPUAAS_KIND_* */
+  /* Append new fields here, never elsewhere. */
+} gpuaas_kind_info;
+
 /* An instance, opaque to the host. */
 typedef struct gpuaas_plugin gpuaas_plugin;
 
@@ -125,6 +173,10 @@ typedef struct gpuaas_plugin_descriptor {
   const char* event_schema; /* GPUAAS_PLUGIN_EVENT_SCHEMA at build time */
   const char* status;       /* "stable" or "alpha" */
   const gpuaas_plugin_api* api;
+  /* ABI 1.1: kind_count entries, kind_info_size bytes apart (the host steps by it and reads of
+   * each only what its struct_size covers); entry i describes kinds[i]. */
+  const gpuaas_kind_info* kind_info;
+  uint32_t kind_info_size; /* sizeof(gpuaas_kind_info) when the plugin was built */
   /* Append new fields here, never elsewhere. */
 } gpuaas_plugin_descriptor;
 

@@ -1,5 +1,6 @@
 // Actions as JSON merge patches (RFC 7386): the plugin edits a copy of the object, the SDK sends
 // the difference. Custom resources take no strategic merge patch, so a changed list travels whole.
+// An action may instead delete the object (Patch::remove).
 #pragma once
 
 #include <string>
@@ -14,14 +15,19 @@ enum class Guard {
   kResourceVersion,  // carries metadata.resourceVersion: a lost update would be wrong
 };
 
-// An RFC 7386 merge patch on the workload object. Empty: nothing to change.
+// An RFC 7386 merge patch on the workload object, or its deletion. Empty: nothing to change.
 struct Patch {
   Json body = Json::object();
-  bool empty() const { return body.empty(); }
+  // Delete the object instead (body unused): what stops a kind that cannot be held again once
+  // released, such as a Pod whose scheduling gate is gone.
+  bool delete_object = false;
+  bool empty() const { return !delete_object && body.empty(); }
 
   // The patch that turns the workload into `desired`; with kResourceVersion (and a non-empty
   // patch) it carries the object's metadata.resourceVersion.
   static Patch between(const Workload& w, const Json& desired, Guard guard);
+  // Deletion of the workload object: the host sends a DELETE action with no body.
+  static Patch remove();
 };
 
 // The merge patch that turns `from` into `to`: removed keys become null, changed non-objects

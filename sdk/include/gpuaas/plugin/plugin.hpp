@@ -3,16 +3,23 @@
 //   class MyPlugin {
 //    public:
 //     static constexpr gpuaas::plugin::Info info{"my-kind", "1.0.0",
-//     gpuaas::plugin::Stability::kAlpha}; static constexpr gpuaas::plugin::Kind kinds[] =
-//     {{"example.com", "v1", "MyJob"}}; explicit MyPlugin(const gpuaas::plugin::Json& config); //
-//     or a default constructor gpuaas::v1::WorkloadDemand demand(const gpuaas::plugin::Workload&
-//     w);            // required gpuaas::v1::WorkloadLifecycle lifecycle(const
-//     gpuaas::plugin::Workload& w);      // optional gpuaas::plugin::Patch admit(const Workload&,
-//     const gpuaas::v1::ActionRequest&);  // with suspend gpuaas::plugin::Patch suspend(const
-//     Workload&, const gpuaas::v1::ActionRequest&); gpuaas::plugin::Patch scale_to_zero(const
-//     Workload&, const v1::ActionRequest&);   // with gpuaas::plugin::Patch scale_back(const
-//     Workload&, const v1::ActionRequest&);      // scale_back gpuaas::v1::WorkloadActivity
-//     activity(const Workload&, const gpuaas::plugin::Samples&);
+//                                                gpuaas::plugin::Stability::kAlpha};
+//     static constexpr gpuaas::plugin::Kind kinds[] = {
+//         {.group = "example.com", .version = "v1", .kind = "MyJob", .plural = "myjobs",
+//          .hold = gpuaas::plugin::Hold::set_true("/spec/suspend")}};  // kind.hpp
+//     explicit MyPlugin(const gpuaas::plugin::Json& config);  // or a default constructor
+//     // required:
+//     gpuaas::v1::WorkloadDemand demand(const gpuaas::plugin::Workload& w);
+//     // optional:
+//     gpuaas::v1::WorkloadLifecycle lifecycle(const gpuaas::plugin::Workload& w);
+//     // admission, both or neither:
+//     gpuaas::plugin::Patch admit(const Workload&, const gpuaas::v1::ActionRequest&);
+//     gpuaas::plugin::Patch suspend(const Workload&, const gpuaas::v1::ActionRequest&);
+//     // scaling to zero, both or neither:
+//     gpuaas::plugin::Patch scale_to_zero(const Workload&, const v1::ActionRequest&);
+//     gpuaas::plugin::Patch scale_back(const Workload&, const v1::ActionRequest&);
+//     // optional:
+//     gpuaas::v1::WorkloadActivity activity(const Workload&, const gpuaas::plugin::Samples&);
 //   };
 //   GPUAAS_PLUGIN(MyPlugin)
 //
@@ -22,11 +29,13 @@
 
 #include <concepts>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 #include <type_traits>
 
 #include "gpuaas/plugin/abi.h"
 #include "gpuaas/plugin/errors.hpp"
+#include "gpuaas/plugin/kind.hpp"
 #include "gpuaas/plugin/patch.hpp"
 #include "gpuaas/plugin/samples.hpp"
 #include "gpuaas/plugin/workload.hpp"
@@ -40,12 +49,6 @@ struct Info {
   const char* name;
   const char* version;  // semver: MAJOR.MINOR.PATCH[-pre][+build]
   Stability status;
-};
-
-struct Kind {
-  const char* group;  // "" for the core group
-  const char* version;
-  const char* kind;
 };
 
 // True when `v` is MAJOR.MINOR.PATCH with optional -prerelease and +build parts (semver 2.0).
@@ -146,8 +149,21 @@ constexpr bool check() {
       "status};`");
   static_assert(
       requires { T::kinds; },
-      "gpuaas plugin: declare `static constexpr gpuaas::plugin::Kind kinds[] = {{group, "
-      "version, kind}, ...};`");
+      "gpuaas plugin: declare `static constexpr gpuaas::plugin::Kind kinds[] = {{.group = "
+      "..., .version = ..., .kind = ..., .plural = ...}, ...};` (gpuaas/plugin/kind.hpp)");
+  static_assert(std::size(T::kinds) > 0, "gpuaas plugin: kinds[] declares no kind");
+  static_assert(
+      all_kinds(T::kinds, [](const Kind& k) { return k.plural == nullptr || is_plural(k.plural); }),
+      "gpuaas plugin: a kind's .plural is its resource name in API paths: lower case "
+      "letters, digits and '-', e.g. .plural = \"rayjobs\"");
+  static_assert(
+      all_kinds(T::kinds, [](const Kind& k) { return hold_ok(k.hold); }),
+      "gpuaas plugin: a kind's .hold is malformed: use Hold::none(), "
+      "Hold::set_true(\"/json/pointer\"), Hold::annotation(\"key\", \"value\"[, "
+      "any_value]) or Hold::scheduling_gate(\"prefix/name\") with a valid key or pointer");
+  static_assert(all_kinds(T::kinds, [](const Kind& k) { return pods_ok(k.pods); }),
+                "gpuaas plugin: a kind's .pods label must be a label key such as "
+                "Pods::by_label(\"ray.io/cluster\")");
   static_assert(is_semver(T::info.version),
                 "gpuaas plugin: info.version must be semver, MAJOR.MINOR.PATCH[-pre][+build]");
   static_assert(std::string_view(T::info.name).size() > 0, "gpuaas plugin: info.name is empty");

@@ -5,10 +5,12 @@
 #include <exception>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "gpuaas/plugin/abi.h"
 #include "gpuaas/plugin/errors.hpp"
+#include "gpuaas/plugin/kind.hpp"
 #include "gpuaas/plugin/patch.hpp"
 #include "gpuaas/plugin/samples.hpp"
 #include "gpuaas/plugin/workload.hpp"
@@ -20,7 +22,8 @@ namespace gpuaas::plugin::detail {
 Json parse_object(gpuaas_bytes object);
 // Parses the plugin's configuration (empty: {}); InvalidInput when it is not a JSON object.
 Json parse_config(gpuaas_bytes config);
-// Wraps a patch as the Action the host publishes (target: the object; MERGE_PATCH).
+// Wraps a patch as the Action the host publishes (target: the object; MERGE_PATCH, or DELETE
+// without a body for Patch::remove()).
 v1::ActionSet to_action_set(const Workload& w, Patch patch, const v1::ActionRequest& request);
 // Runs `body`, mapping exceptions to return codes; the reply or the message goes to `buffer`.
 template <typename F>
@@ -51,6 +54,43 @@ gpuaas_rc guarded(std::string& buffer, gpuaas_bytes* out, F&& body) noexcept {
 }
 // The message of the last failed create() on this thread.
 std::string& create_error();
+
+// "RayJob" -> "rayjobs": the plural of a kind that declares none.
+inline std::string default_plural(std::string_view kind) {
+  std::string out(kind);
+  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return out + "s";
+}
+
+// A kind's declaration as the ABI carries it (plural as declared, maybe nullptr).
+constexpr gpuaas_kind_info kind_info(const Kind& k) {
+  gpuaas_kind_info info{};
+  info.struct_size = sizeof(gpuaas_kind_info);
+  info.scope = k.scope == Scope::kCluster ? GPUAAS_SCOPE_CLUSTER : GPUAAS_SCOPE_NAMESPACED;
+  info.plural = k.plural;
+  switch (k.hold.type) {
+    case Hold::Type::kNone:
+      info.hold = GPUAAS_HOLD_NONE;
+      break;
+    case Hold::Type::kSetTrue:
+      info.hold = GPUAAS_HOLD_SET_TRUE;
+      break;
+    case Hold::Type::kAnnotation:
+      info.hold = GPUAAS_HOLD_ANNOTATION;
+      break;
+    case Hold::Type::kSchedulingGate:
+      info.hold = GPUAAS_HOLD_SCHEDULING_GATE;
+      break;
+  }
+  info.hold_target = k.hold.target;
+  info.hold_value = k.hold.value;
+  info.pods = k.pods.label == nullptr ? GPUAAS_PODS_BY_OWNER : GPUAAS_PODS_BY_LABEL;
+  info.pod_label = k.pods.label;
+  info.flags = (k.session ? GPUAAS_KIND_SESSION : 0) |
+               (k.queued_only ? GPUAAS_KIND_QUEUED_ONLY : 0) |
+               (k.hold.any_value ? GPUAAS_KIND_HOLD_ANY_VALUE : 0);
+  return info;
+}
 
 template <typename T>
 class Adapter {
@@ -154,9 +194,17 @@ class Adapter {
  public:
   static const gpuaas_plugin_descriptor* descriptor() noexcept {
     static gpuaas_kind kinds[std::size(T::kinds)];
+    static gpuaas_kind_info infos[std::size(T::kinds)];
+    static std::string plurals[std::size(T::kinds)];
     static const gpuaas_plugin_descriptor d = [] {
       for (std::size_t i = 0; i < std::size(T::kinds); ++i) {
-        kinds[i] = gpuaas_kind{T::kinds[i].group, T::kinds[i].version, T::kinds[i].kind};
+        const Kind& k = T::kinds[i];
+        kinds[i] = gpuaas_kind{k.group, k.version, k.kind};
+        infos[i] = kind_info(k);
+        if (k.plural == nullptr) {
+          plurals[i] = default_plural(k.kind);
+          infos[i].plural = plurals[i].c_str();
+        }
       }
       gpuaas_plugin_descriptor desc{};
       desc.struct_size = sizeof(gpuaas_plugin_descriptor);
@@ -171,6 +219,8 @@ class Adapter {
       desc.status = T::info.status == Stability::kStable ? GPUAAS_PLUGIN_STATUS_STABLE
                                                          : GPUAAS_PLUGIN_STATUS_ALPHA;
       desc.api = &kApi;
+      desc.kind_info = infos;
+      desc.kind_info_size = sizeof(gpuaas_kind_info);
       return desc;
     }();
     return &d;
