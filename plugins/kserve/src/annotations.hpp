@@ -14,17 +14,7 @@ inline constexpr const char* kStopAnnotation = "serving.kserve.io/stop";
 
 // "/metadata/annotations/<key>" with the key escaped as RFC 6901 requires ('/' -> "~1").
 inline std::string annotation_pointer(std::string_view key) {
-  std::string out = "/metadata/annotations/";
-  for (char ch : key) {
-    if (ch == '~') {
-      out += "~0";
-    } else if (ch == '/') {
-      out += "~1";
-    } else {
-      out += ch;
-    }
-  }
-  return out;
+  return "/metadata/annotations/" + plugin::pointer_token(key);
 }
 
 inline bool equals_ignore_case(std::string_view a, std::string_view b) {

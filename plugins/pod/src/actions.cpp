@@ -25,29 +25,14 @@ Json node_selector(const Json& object) {
   return *sel;
 }
 
-// A map key as a JSON pointer token (RFC 6901).
-std::string token(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 // Kubernetes adds keys to a gated Pod's nodeSelector but changes or removes none: the first key
 // the flavor would change, as a message; "" when it only adds.
 std::string selector_conflict(const Json& before, const Json& after, const std::string& flavor) {
   for (const auto& [key, value] : before.items()) {
     auto it = after.find(key);
     if (it == after.end() || *it != value) {
-      return "/spec/nodeSelector/" + token(key) + ": the Pod asks for " + value.dump() +
-             ", flavor \"" + flavor + "\" for " +
+      return "/spec/nodeSelector/" + plugin::pointer_token(key) + ": the Pod asks for " +
+             value.dump() + ", flavor \"" + flavor + "\" for " +
              (it == after.end() ? std::string("none") : it->dump()) +
              "; Kubernetes only adds to a gated Pod's nodeSelector";
     }

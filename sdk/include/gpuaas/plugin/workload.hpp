@@ -16,6 +16,23 @@ using Json = nlohmann::json;
 inline constexpr const char* kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 
+// One key as a JSON pointer token (RFC 6901: '~' -> "~0", '/' -> "~1"), e.g. an annotation's
+// key in "/metadata/annotations/<token>".
+inline std::string pointer_token(std::string_view key) {
+  std::string out;
+  out.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 class Workload {
  public:
   // Throws InvalidInput when the object is not a JSON object with apiVersion, kind and name.
