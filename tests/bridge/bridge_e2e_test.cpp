@@ -190,5 +190,40 @@ TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
   EXPECT_EQ(bridge_->stop(SIGTERM), 0) << bridge_->log();
 }
 
+// A plain Pod, gated as the webhook leaves it: gpuaasd's pod plugin admits it and the bridge
+// applies the patch that opens the admission gate (the other gate stays), as kube-scheduler then
+// needs to schedule it.
+TEST_F(BridgeEndToEnd, AGatedPodIsReleasedThroughTheBridge) {
+  start_daemon(kH100QueuePolicy);
+  api_->put(yaml_json(kH100Node));
+  api_->put(yaml_json(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: solo
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: main}
+spec:
+  schedulingGates: [{name: kueue.x-k8s.io/admission}, {name: example.com/other}]
+  containers:
+  - name: main
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: "1", cpu: "1", memory: 1Gi}}
+status: {phase: Pending}
+)"));
+  start_bridge("bridge.log");
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto o = api_->get("v1", "Pod", "team-a", "solo");
+        if (!o) return false;
+        const json gates = (*o)["spec"].value("schedulingGates", json::array());
+        return gates.size() == 1 && gates[0].value("name", "") == "example.com/other";
+      },
+      seconds(30)))
+      << "bridge:\n"
+      << bridge_->log() << "\ngpuaasd:\n"
+      << log();
+  EXPECT_EQ(bridge_->stop(SIGTERM), 0) << bridge_->log();
+}
+
 }  // namespace
 }  // namespace gpuaas::testing
