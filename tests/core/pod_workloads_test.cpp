@@ -274,6 +274,33 @@ TEST_F(PodWorkloadsTest, APriorityClassGivesThePodsPriority) {
   EXPECT_EQ(explain("research/high")["priority"], 100000) << explain("research/high").dump();
 }
 
+TEST_F(PodWorkloadsTest, AGlobalDefaultPriorityClassIsThePriorityOfPodsThatNameNone) {
+  start(1);
+  driver_->object(
+      sim::Change::kAdded,
+      {{"apiVersion", "scheduling.k8s.io/v1"},
+       {"kind", "PriorityClass"},
+       {"metadata", {{"name", "normal"}, {"uid", "pc-normal"}, {"resourceVersion", "1"}}},
+       {"value", 500},
+       {"globalDefault", true}},
+      later());
+  (void)settle();
+  add(pod("first"));
+  EXPECT_EQ(explain("research/first")["priority"], 500) << explain("research/first").dump();
+  // Gone: back to 0.
+  driver_->object(
+      sim::Change::kDeleted,
+      {{"apiVersion", "scheduling.k8s.io/v1"},
+       {"kind", "PriorityClass"},
+       {"metadata", {{"name", "normal"}, {"uid", "pc-normal"}, {"resourceVersion", "2"}}},
+       {"value", 500},
+       {"globalDefault", true}},
+      later());
+  (void)settle();
+  add(pod("second", 2));  // more than the quota: it waits, with the priority it has now
+  EXPECT_EQ(explain("research/second")["priority"], 0) << explain("research/second").dump();
+}
+
 // Scale-in drains a node only while the PodDisruptionBudget of its pods allows it: the budget
 // reaches gpuaasd like any object (the bridge watches PodDisruptionBudgets).
 TEST_F(PodWorkloadsTest, APodDisruptionBudgetHoldsADrain) {

@@ -171,7 +171,8 @@ class Scheduler {
   void set_namespace_labels(const std::string& namespace_, policy::LabelMap labels, Time now);
   // A PriorityClass (scheduling.k8s.io) came, changed or went (nullopt): workloads whose
   // priority_class is kPodPriorityClassPrefix + name take its value, as Kueue does when no
-  // WorkloadPriorityClass is named. A policy reload keeps these.
+  // WorkloadPriorityClass is named; the empty name stands for the globalDefault class (the
+  // priority of workloads that name none). A policy reload keeps these.
   void set_pod_priority_class(const std::string& name, std::optional<int32_t> value, Time now);
 
   // A workload appeared or changed; its observed state drives the rest: waiting ones queue,

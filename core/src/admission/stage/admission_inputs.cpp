@@ -98,7 +98,8 @@ std::optional<admission::WorkloadInfo> workload_info(const KubeObject& object,
   w.name = object.meta.name;
   w.local_queue = demand.queue_name();
   w.priority_class = demand.priority_class();
-  if (w.priority_class.empty() && !demand.pod_priority_class().empty())
+  // Neither named: the PriorityClass with globalDefault, if there is one (the empty name).
+  if (w.priority_class.empty())
     w.priority_class =
         std::string(admission::kPodPriorityClassPrefix) + demand.pod_priority_class();
   w.created = created;

@@ -91,18 +91,32 @@ void AdmissionStage::set_namespace(const KubeObject& ns, admission::Time now) {
 void AdmissionStage::set_priority_class(const KubeObject& pc, admission::Time now) {
   const auto j = nlohmann::json::parse(pc.json, nullptr, false);
   const auto v = j.is_object() ? j.find("value") : j.end();
+  std::optional<int32_t> value;
   if (!j.is_object() || v == j.end() || !v->is_number_integer() ||
       *v < std::numeric_limits<int32_t>::min() || *v > std::numeric_limits<int32_t>::max()) {
     spdlog::warn("PriorityClass {}: value: not a 32-bit integer; its workloads keep priority 0",
                  pc.meta.name);
-    engine_->set_pod_priority_class(pc.meta.name, std::nullopt, now);
-    return;
+  } else {
+    value = v->get<int32_t>();
   }
-  engine_->set_pod_priority_class(pc.meta.name, v->get<int32_t>(), now);
+  engine_->set_pod_priority_class(pc.meta.name, value, now);
+  // globalDefault: the priority of workloads that name no class at all (the empty name).
+  const auto g = j.is_object() ? j.find("globalDefault") : j.end();
+  if (g != j.end() && g->is_boolean() && g->get<bool>()) {
+    global_default_ = pc.meta.name;
+    engine_->set_pod_priority_class("", value, now);
+  } else if (global_default_ == pc.meta.name) {
+    global_default_.clear();
+    engine_->set_pod_priority_class("", std::nullopt, now);
+  }
 }
 
 void AdmissionStage::forget_priority_class(const std::string& name, admission::Time now) {
   engine_->set_pod_priority_class(name, std::nullopt, now);
+  if (global_default_ == name) {
+    global_default_.clear();
+    engine_->set_pod_priority_class("", std::nullopt, now);
+  }
 }
 
 bool AdmissionStage::upsert_workload(const ClusterModel& model, const std::string& key,

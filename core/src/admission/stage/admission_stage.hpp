@@ -145,6 +145,9 @@ class AdmissionStage {
   // rebuilt from the model after a restart, since the views are in the snapshot.
   std::map<std::string, std::pair<std::string, std::string>> unqueued_;
   std::set<std::string> unqueued_changed_;
+  // The PriorityClass with globalDefault: true ("" when none). Not in the snapshot: the engine
+  // keeps its value, and the next change of it comes as an object event.
+  std::string global_default_;
   telemetry::Counter* bad_annotations_ = nullptr;
   telemetry::Family<telemetry::Counter>* decisions_ = nullptr;  // by kind and rule
 };
