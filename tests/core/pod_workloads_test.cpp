@@ -10,6 +10,7 @@
 #include "gpuaas/sim/baselines.hpp"
 #include "gpuaas/sim/daemon_driver.hpp"
 #include "nats_fixture.hpp"
+#include "scaleout/scale_in_model.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -304,22 +305,7 @@ TEST_F(PodWorkloadsTest, AGlobalDefaultPriorityClassIsThePriorityOfPodsThatNameN
 // Scale-in drains a node only while the PodDisruptionBudget of its pods allows it: the budget
 // reaches gpuaasd like any object (the bridge watches PodDisruptionBudgets).
 TEST_F(PodWorkloadsTest, APodDisruptionBudgetHoldsADrain) {
-  start_with(R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec: {nodeLabels: {nvidia.com/gpu.product: H100}}
----
-apiVersion: gpuaas.io/v1alpha1
-kind: NodePool
-metadata: {name: h100}
-spec:
-  flavor: h100
-  gpusPerNode: 8
-  minNodes: 0
-  maxNodes: 4
-  scaleOut: {forecast: false}
-  scaleIn: {unneededTime: 60s, delayAfterAdd: 0s}
-)");
+  start_with(scaleout::test::pool_policy(0));  // the scale-in tests' pool: one h100 NodePool
   driver_->object(
       sim::Change::kAdded,
       {{"apiVersion", "v1"},
