@@ -1,5 +1,9 @@
 #include "gpuaas/plugin/plugin.hpp"
 
+#include <map>
+#include <mutex>
+#include <thread>
+
 namespace gpuaas::plugin::detail {
 
 Json parse_object(gpuaas_bytes object) {
@@ -37,9 +41,15 @@ v1::ActionSet to_action_set(const Workload& w, Patch patch, const v1::ActionRequ
   return set;
 }
 
+// One slot per thread, as the ABI promises, but not in thread_local storage: a thread_local in a
+// dlopen()ed library lives in dynamic TLS, which LeakSanitizer of clang 14 misreads on glibc 2.36
+// and crashes on at exit, depending on the heap's layout. Map nodes never move, so a slot's
+// reference stays valid while other threads add theirs.
 std::string& create_error() {
-  thread_local std::string message;
-  return message;
+  static std::mutex mutex;
+  static std::map<std::thread::id, std::string> messages;
+  std::lock_guard lock(mutex);
+  return messages[std::this_thread::get_id()];
 }
 
 }  // namespace gpuaas::plugin::detail
