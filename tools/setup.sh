@@ -23,6 +23,9 @@ PACKAGES=(
   libcurl4-openssl-dev openssl
   clang libclang-rt-14-dev clang-tidy
 )
+# kubectl for tests/bridge/kubectl_test.cpp: Debian's, unless some kubectl is there already (a
+# newer one from another package would conflict with it).
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
 
 install_missing() {
   local missing=()

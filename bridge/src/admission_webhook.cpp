@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "gpuaas/bridge/placement_gates.hpp"
 #include "gpuaas/telemetry/civetweb_server.hpp"
 
 namespace gpuaas::bridge {
@@ -85,10 +86,37 @@ void send(mg_connection* conn, int status, const char* content_type, const std::
   if (!body.empty()) mg_write(conn, body.data(), body.size());
 }
 
+// The hold's operations followed by the placement gates' (written against the held object), or
+// only the hold when the templates cannot be gated.
+json gated_patch(const json& object, const HoldDecision& d, std::string_view group,
+                 std::string_view kind, host::PluginHost& plugins, AdmissionAnswer& a) {
+  json ops = d.held ? d.patch : json::array();
+  // A plain Pod has no template: its own admission gate holds it.
+  if (group.empty() && kind == "Pod") return ops;
+  TemplateGating g;
+  try {
+    const json held = d.held ? object.patch(d.patch) : object;
+    g = gate_pod_templates(held, string_at(object, "apiVersion"), kind, plugins);
+  } catch (const std::exception& e) {
+    // Never a 500 for this: failurePolicy Fail would refuse the user's CREATE.
+    g = {json::array(), "", std::string("cannot gate the pod templates: ") + e.what()};
+  }
+  if (!g.error.empty()) {
+    const json meta = object.value("metadata", json::object());
+    a.template_error = std::string(kind) + " " + meta.value("namespace", "") + "/" +
+                       meta.value("name", meta.value("generateName", "")) + ": " + g.error;
+    return ops;
+  }
+  a.gated = !g.patch.empty();
+  for (auto& op : g.patch) ops.push_back(std::move(op));
+  return ops;
+}
+
 }  // namespace
 
 AdmissionAnswer answer_admission_review(std::string_view body, std::string_view queue_label,
-                                        const std::vector<HoldRule>& rules) {
+                                        const std::vector<HoldRule>& rules,
+                                        host::PluginHost* plugins) {
   const json review = json::parse(body, nullptr, false);
   if (review.is_discarded() || !review.is_object())
     return invalid("", "the body is not a JSON object");
@@ -122,16 +150,19 @@ AdmissionAnswer answer_admission_review(std::string_view body, std::string_view 
   } else {
     d.reason = operation + ": no object to hold";
   }
+  AdmissionAnswer a;
+  json patch = d.patch;
+  if (plugins != nullptr && d.workload) patch = gated_patch(*object, d, group, kind, *plugins, a);
   json response = {{"uid", uid}, {"allowed", true}};
-  if (d.held || d.labelled) {
+  if (d.held || d.labelled || a.gated) {
     response["patchType"] = "JSONPatch";
-    response["patch"] = base64(d.patch.dump());
+    response["patch"] = base64(patch.dump());
+    a.patch = std::move(patch);
   }
   if (!d.warning.empty()) response["warnings"] = json::array({d.warning});
-  AdmissionAnswer a;
   a.kind = kind;
-  a.result = d.held ? "held" : d.labelled ? "labelled" : "passed";
-  a.reason = d.reason;
+  a.result = d.held ? "held" : a.gated ? "gated" : d.labelled ? "labelled" : "passed";
+  a.reason = a.gated ? d.reason + ", pod templates gated" : d.reason;
   a.body = json{{"apiVersion", "admission.k8s.io/v1"},
                 {"kind", "AdmissionReview"},
                 {"response", std::move(response)}}
@@ -142,7 +173,9 @@ AdmissionAnswer answer_admission_review(std::string_view body, std::string_view 
 struct AdmissionWebhook::Impl {
   std::string queue_label;
   std::vector<HoldRule> rules;
+  host::PluginHost* plugins = nullptr;  // set when placement gates are on
   telemetry::Family<telemetry::Counter>* requests = nullptr;
+  telemetry::Family<telemetry::Counter>* template_errors = nullptr;
   // Last: stopped first, while everything its callbacks use is still there.
   std::unique_ptr<telemetry::CivetwebServer> server;
 
@@ -165,8 +198,13 @@ struct AdmissionWebhook::Impl {
       got += static_cast<std::size_t>(n);
     }
     body.resize(got);
-    const AdmissionAnswer a = answer_admission_review(body, queue_label, rules);
+    const AdmissionAnswer a = answer_admission_review(body, queue_label, rules, plugins);
     count(a.kind, a.result);
+    if (!a.template_error.empty()) {
+      template_errors->Add({{"kind", a.kind}}).Increment();
+      spdlog::warn("webhook: {}: pod templates not gated, admitted with the hold only",
+                   a.template_error);
+    }
     if (a.status != 200) {
       spdlog::warn("webhook: {}", a.reason);
       send(conn, a.status, "text/plain; charset=utf-8", a.body);
@@ -243,14 +281,25 @@ Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
   auto impl = std::make_unique<Impl>();
   impl->queue_label = options.queue_label;
   impl->rules = options.rules;
+  if (options.placement_gates) impl->plugins = options.plugins;
   impl->requests = &telemetry::BuildCounter()
                         .Name("gpuaas_bridge_webhook_requests_total")
                         .Help(
                             "Admission reviews answered by the webhook, by kind and result "
-                            "(held: patched to wait for admission; labelled: a Deployment's or "
-                            "StatefulSet's pod template given the queue labels; passed: allowed "
-                            "unchanged; invalid: malformed review, HTTP 400).")
+                            "(held: patched to wait for admission, pod templates gated too "
+                            "where the kind's binding is required; gated: already held, only its "
+                            "pod templates gated; labelled: a Deployment's or StatefulSet's pod "
+                            "template given the queue labels; passed: allowed unchanged; "
+                            "invalid: malformed review, HTTP 400).")
                         .Register(registry);
+  impl->template_errors =
+      &telemetry::BuildCounter()
+           .Name("gpuaas_bridge_webhook_template_errors_total")
+           .Help(
+               "Queued workloads of a kind with required binding admitted with their hold only, "
+               "their pod templates not gated: the plugin's demand failed, or a template or pod "
+               "set name did not allow the placement gate and label; by kind.")
+           .Register(registry);
 
   mg_callbacks callbacks{};
   callbacks.begin_request = &Impl::on_request;
@@ -277,8 +326,11 @@ Result<std::unique_ptr<AdmissionWebhook>> AdmissionWebhook::start(
     return Status::unavailable(std::move(message));
   }
   impl->server = std::move(*server);
-  spdlog::info("webhook: serving HTTPS POST /mutate on {} (queue label {}, {} hold rules)",
-               impl->server->address(), impl->queue_label, impl->rules.size());
+  spdlog::info(
+      "webhook: serving HTTPS POST /mutate on {} (queue label {}, {} hold rules, "
+      "placement gates {})",
+      impl->server->address(), impl->queue_label, impl->rules.size(),
+      impl->plugins != nullptr ? "on" : "off");
   return std::unique_ptr<AdmissionWebhook>(new AdmissionWebhook(std::move(impl)));
 }
 

@@ -7,6 +7,7 @@
 #include "gpuaas/bridge/decision_reporter.hpp"
 #include "gpuaas/bridge/metrics_source.hpp"
 #include "gpuaas/bridge/resource_watcher.hpp"
+#include "gpuaas/host/plugin_host.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::bridge {
@@ -57,6 +58,16 @@ Status Bridge::start() {
     o.key_file = cfg_.webhook.key_file;
     o.queue_label = cfg_.webhook.queue_label;
     o.rules = cfg_.webhook.holds;
+    o.placement_gates = cfg_.webhook.placement_gates;
+    if (o.placement_gates && !cfg_.plugins_dir.empty()) {
+      // The webhook's own instances: demand() is called from its threads, on every queued
+      // CREATE of a kind whose binding is required. Refusals are logged by the host.
+      plugins_ = std::make_unique<host::PluginHost>();
+      plugins_->load_directory(cfg_.plugins_dir);
+      o.plugins = plugins_.get();
+    } else if (o.placement_gates) {
+      spdlog::warn("webhook: no plugins (--plugins), so no pod template is gated");
+    }
     auto w = AdmissionWebhook::start(o, registry_);
     if (!w) return w.status();
     webhook_ = std::move(w).value();

@@ -165,6 +165,7 @@ Status read_root(const std::string& path, const YAML::Node& root, BridgeConfig& 
                             {"certFile", string_reader(path, w.cert_file)},
                             {"keyFile", string_reader(path, w.key_file)},
                             {"queueLabel", string_reader(path, w.queue_label)},
+                            {"placementGates", bool_reader(path, w.placement_gates)},
                             {"holds",
                              [&](const YAML::Node& v) {
                                auto rules = parse_hold_rules(v, path);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "json_pointer.hpp"
+
 namespace gpuaas::bridge {
 namespace {
 
@@ -17,73 +19,13 @@ bool equals_ignore_case(std::string_view a, std::string_view b) {
   });
 }
 
-// "/a/b~1c" -> {"a", "b/c"}. Callers pass pointers validated by valid_path.
-std::vector<std::string> split_pointer(std::string_view pointer) {
-  std::vector<std::string> out;
-  std::size_t pos = 1;
-  while (pos <= pointer.size()) {
-    const auto slash = pointer.find('/', pos);
-    const auto end = slash == std::string_view::npos ? pointer.size() : slash;
-    std::string token;
-    for (std::size_t i = pos; i < end; ++i) {
-      if (pointer[i] == '~' && i + 1 < end) {
-        token += pointer[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        token += pointer[i];
-      }
-    }
-    out.push_back(std::move(token));
-    pos = end + 1;
-  }
-  return out;
-}
+using pointer::add_with_parents;
+using pointer::valid_path;
 
-// A pointer to an object member below the root: "/x[/y...]", no empty token, "~" only as ~0/~1.
-bool valid_path(std::string_view p) {
-  if (p.size() < 2 || p[0] != '/' || p.back() == '/') return false;
-  if (p.find("//") != std::string_view::npos) return false;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    if (p[i] == '~' && (i + 1 == p.size() || (p[i + 1] != '0' && p[i + 1] != '1'))) return false;
-  }
-  return true;
-}
-
-std::string join(const std::vector<std::string>& tokens, std::size_t n) {
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) out += "/" + escape_pointer_token(tokens[i]);
-  return out;
-}
-
-// One "add" that sets `tokens` to `value` in `object`: at the first missing (or null) member the
-// rest of the path is added as one nested value, since RFC 6902 "add" needs an existing parent.
-// Reports the pointer of a parent that is neither an object nor absent.
-Result<json> add_with_parents(const json& object, const std::vector<std::string>& tokens,
-                              json value) {
-  const json* at = &object;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (!at->is_object()) return Status::invalid(join(tokens, i) + " is not an object");
-    const auto it = at->find(tokens[i]);
-    if (it == at->end() || it->is_null()) {
-      for (std::size_t j = tokens.size(); j-- > i + 1;) value = json{{tokens[j], std::move(value)}};
-      return json::array({{{"op", "add"}, {"path", join(tokens, i + 1)}, {"value", value}}});
-    }
-    at = &*it;
-  }
-  // Present: "replace" says so (an "add" would replace it as well).
-  return json::array(
-      {{{"op", "replace"}, {"path", join(tokens, tokens.size())}, {"value", value}}});
-}
+std::vector<std::string> split_pointer(std::string_view p) { return pointer::split(p); }
 
 const json* find_path(const json& object, const std::vector<std::string>& tokens) {
-  const json* at = &object;
-  for (const auto& t : tokens) {
-    if (!at->is_object()) return nullptr;
-    const auto it = at->find(t);
-    if (it == at->end()) return nullptr;
-    at = &*it;
-  }
-  return at;
+  return pointer::find(object, tokens);
 }
 
 Result<json> hold_set_true(const json& object, const HoldRule& rule) {
@@ -442,6 +384,10 @@ HoldDecision decide_hold(const json& object, std::string_view operation, std::st
     return d;
   }
   if (controller) return label_pod_template(object, kind, queue_label, *queue, rules);
+  // Whether held or not by a rule: a workload's child (a Job's Pod, a RayJob's RayCluster) got
+  // its templates from its parent, gates included.
+  d.workload = operation == "CREATE" && held_controller(object, rules) == nullptr &&
+               controller_of_kind(object, "apps", "DaemonSet") == nullptr;
   const HoldRule* rule = find_hold_rule(rules, api_group, kind);
   if (rule == nullptr) {
     d.reason = "no hold rule for " + std::string(kind) + " in \"" + std::string(api_group) + "\"";

@@ -58,6 +58,7 @@ void apply_1_0_defaults(PluginKind& kind) {
     kind.session = d.session;
     // A Pod is a workload only when queued: every other Pod is only counted on its node.
     kind.queued_only = d.kind == "Pod";
+    kind.binding = default_binding(kind.session);
     return;
   }
   kind.plural.clear();
@@ -65,6 +66,11 @@ void apply_1_0_defaults(PluginKind& kind) {
     kind.plural += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   kind.plural += 's';
+  kind.binding = default_binding(kind.session);
+}
+
+KindBinding default_binding(bool session) {
+  return session ? KindBinding::kPreferred : KindBinding::kRequired;
 }
 
 }  // namespace gpuaas::host::plugin

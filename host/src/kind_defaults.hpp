@@ -11,4 +11,8 @@ namespace gpuaas::host::plugin {
 // table does not know: plural = lower-case kind + "s", namespaced, not held, pods by owner.
 void apply_1_0_defaults(PluginKind& kind);
 
+// The binding of a kind that declares none (GPUAAS_BINDING_DEFAULT, or a plugin before ABI 1.2):
+// a session's pods come and go with its user, so preferred; anything else required.
+KindBinding default_binding(bool session);
+
 }  // namespace gpuaas::host::plugin

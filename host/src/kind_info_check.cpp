@@ -65,6 +65,26 @@ Check read_hold(const gpuaas_kind_info& in, PluginKind& k) {
   return std::nullopt;
 }
 
+// `in.binding` is 0 (DEFAULT) for an entry of ABI 1.1, whose struct_size ends before it.
+Check read_binding(const gpuaas_kind_info& in, PluginKind& k) {
+  switch (in.binding) {
+    case GPUAAS_BINDING_DEFAULT:
+      k.binding = default_binding(k.session);
+      return std::nullopt;
+    case GPUAAS_BINDING_REQUIRED:
+      k.binding = KindBinding::kRequired;
+      return std::nullopt;
+    case GPUAAS_BINDING_PREFERRED:
+      k.binding = KindBinding::kPreferred;
+      return std::nullopt;
+    case GPUAAS_BINDING_OFF:
+      k.binding = KindBinding::kOff;
+      return std::nullopt;
+    default:
+      return bad(k, fmt::format("unknown binding {} (this host knows 0 to 3)", in.binding));
+  }
+}
+
 Check read_one(const gpuaas_kind_info& in, PluginKind& k) {
   if (!sdk::is_plural(in.plural))
     return bad(k, fmt::format("plural \"{}\" is not a resource name (lower-case letters, digits "
@@ -93,6 +113,7 @@ Check read_one(const gpuaas_kind_info& in, PluginKind& k) {
   }
   k.session = (in.flags & GPUAAS_KIND_SESSION) != 0;
   k.queued_only = (in.flags & GPUAAS_KIND_QUEUED_ONLY) != 0;
+  if (auto b = read_binding(in, k)) return b;
   k.declared = true;
   return std::nullopt;
 }

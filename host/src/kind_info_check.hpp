@@ -1,7 +1,8 @@
 // Reads ABI 1.1's gpuaas_kind_info array of a descriptor (stepping by kind_info_size, reading of
 // each element only what its struct_size covers) into the plugin's kinds, and checks each: a
 // plural Kubernetes accepts, a known scope, a hold spec that can be applied, a pod label key, no
-// unknown flag. A 1.0 descriptor gets the defaults of kind_defaults.hpp instead.
+// unknown flag, a known binding (1.2; DEFAULT or an entry of 1.1 resolves by default_binding()).
+// A 1.0 descriptor gets the defaults of kind_defaults.hpp instead.
 #pragma once
 
 #include <cstddef>

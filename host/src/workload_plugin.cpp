@@ -128,6 +128,18 @@ std::string_view hold_type_name(KindHold::Type type) {
   return "none";
 }
 
+std::string_view binding_name(KindBinding binding) {
+  switch (binding) {
+    case KindBinding::kRequired:
+      return "required";
+    case KindBinding::kPreferred:
+      return "preferred";
+    case KindBinding::kOff:
+      return "off";
+  }
+  return "required";
+}
+
 std::string PluginKind::api_version() const {
   return group.empty() ? version : group + "/" + version;
 }

@@ -71,7 +71,26 @@ void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
     if (const auto* f = df.get("enable")) a.deadlines = r.boolean(*f).value_or(true);
   }
   if (const auto* placement = sf.get("placement")) {
-    auto pf = r.fields(*placement, {{"candidates"}, {"requireNodeFit"}});
+    auto pf = r.fields(
+        *placement,
+        {{"candidates"}, {"requireNodeFit"}, {"binding"}, {"bindingByFlavor"}, {"bindTimeout"}});
+    const std::initializer_list<std::pair<const char*, Binding>> modes = {
+        {"required", Binding::kRequired},
+        {"preferred", Binding::kPreferred},
+        {"off", Binding::kOff}};
+    if (const auto* f = pf.get("binding")) a.binding = r.choice(*f, modes).value_or(a.binding);
+    if (const auto* f = pf.get("bindingByFlavor")) {
+      for (const auto& [entry, text] : r.string_map(*f))
+        if (auto m = r.choice(entry, modes)) a.binding_by_flavor[entry.name] = *m;
+    }
+    if (const auto* f = pf.get("bindTimeout")) {
+      auto d = r.duration(*f);
+      if (d && d->count() <= 0) {
+        r.error(r.at(*f), f->path + ": must be longer than 0s");
+      } else if (d) {
+        a.bind_timeout = *d;
+      }
+    }
     if (const auto* f = pf.get("candidates")) {
       if (auto v = r.integer(*f, 1, kMaxPlacementCandidates))
         a.placement_candidates = static_cast<int>(*v);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include "gpuaas/base/quantity.hpp"
 #include "gpuaas/plugin/errors.hpp"
@@ -115,6 +116,9 @@ v1::PodSet pod_set(const std::string& name, int64_t count, const Json& spec,
   v1::PodSet set;
   set.set_name(name);
   set.set_count(count);
+  constexpr std::string_view kTemplateSpec = "/template/spec";
+  if (where.starts_with('/') && where.ends_with(kTemplateSpec))
+    set.set_template_pointer(where.substr(0, where.size() - std::string_view("/spec").size()));
   for (const auto& [rname, milli] : regular) {
     if (milli == 0) continue;
     auto* r = set.add_per_pod();

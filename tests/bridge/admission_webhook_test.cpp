@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "nats_fixture.hpp"
-#include "plugin_rules.hpp"  // shared_dir()
+#include "gpuaas/base/placement.hpp"
+#include "gpuaas/host/plugin_host.hpp"
+#include "manifests.hpp"
+#include "plugin_rules.hpp"
 
 namespace gpuaas::bridge {
 namespace {
@@ -21,43 +23,11 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// YAML 1.2 core-schema scalars, enough for manifests (quoted scalars stay strings).
-json to_json(const YAML::Node& n) {
-  if (n.IsMap()) {
-    json o = json::object();
-    for (const auto& kv : n) o[kv.first.Scalar()] = to_json(kv.second);
-    return o;
-  }
-  if (n.IsSequence()) {
-    json a = json::array();
-    for (const auto& x : n) a.push_back(to_json(x));
-    return a;
-  }
-  if (!n.IsScalar()) return nullptr;
-  const std::string& s = n.Scalar();
-  if (n.Tag() == "!") return s;
-  if (s == "null" || s == "~") return nullptr;
-  if (s == "true" || s == "false") return s == "true";
-  if (!s.empty() && s.find_first_not_of("-0123456789") == std::string::npos && s != "-") {
-    try {
-      return std::stoll(s);
-    } catch (const std::exception&) {
-    }
-  }
-  return s;
-}
-
 // The document of `kind` in a shared manifest file, with the queue label added.
 json manifest(const std::string& file, const std::string& kind) {
-  for (const auto& doc : YAML::LoadAllFromFile(testing::shared_dir() + "/manifests/" + file)) {
-    json o = to_json(doc);
-    if (o.is_object() && o.value("kind", "") == kind) {
-      o["metadata"]["labels"][kDefaultQueueLabel] = "team-a";
-      return o;
-    }
-  }
-  ADD_FAILURE() << "no " << kind << " in " << file;
-  return json::object();
+  json o = load_manifest(file, kind);
+  o["metadata"]["labels"][kDefaultQueueLabel] = "team-a";
+  return o;
 }
 
 json review(const json& object, const std::string& operation = "CREATE",
@@ -147,18 +117,28 @@ class AdmissionWebhookTest : public ::testing::Test {
     auto started = AdmissionWebhook::start(options, *registry_);
     ASSERT_TRUE(started) << started.status().message();
     webhook_ = std::move(*started).release();
+    // The same with the built plugins asked for demands: placement gates on.
+    plugins_ = new host::PluginHost();
+    EXPECT_TRUE(plugins_->load_directory(std::string(GPUAAS_BIN_DIR) + "/../plugins").empty());
+    options.plugins = plugins_;
+    started = AdmissionWebhook::start(options, *registry_);
+    ASSERT_TRUE(started) << started.status().message();
+    gated_ = std::move(*started).release();
   }
   static void TearDownTestSuite() {
+    delete gated_;
     delete webhook_;
+    delete plugins_;
     delete registry_;
     std::error_code ec;
     fs::remove_all(dir_, ec);
   }
 
-  static Reply request(const std::string& path, const std::string* body, bool tls = true) {
+  static Reply request(const std::string& path, const std::string* body, bool tls = true,
+                       const AdmissionWebhook* to = webhook_) {
     Reply r;
     CURL* curl = curl_easy_init();
-    const std::string url = std::string(tls ? "https://" : "http://") + webhook_->address() + path;
+    const std::string url = std::string(tls ? "https://" : "http://") + to->address() + path;
     const std::string ca = dir_ + "/tls.crt";
     curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -181,9 +161,9 @@ class AdmissionWebhookTest : public ::testing::Test {
 
   // POSTs the review; returns the response object (uid checked) and the decoded patch (null if
   // none).
-  static std::pair<json, json> mutate(const json& rev) {
+  static std::pair<json, json> mutate(const json& rev, const AdmissionWebhook* to = webhook_) {
     const std::string body = rev.dump();
-    const Reply r = request("/mutate", &body);
+    const Reply r = request("/mutate", &body, true, to);
     EXPECT_EQ(r.error, "");
     EXPECT_EQ(r.status, 200) << r.body;
     const json answer = json::parse(r.body, nullptr, false);
@@ -200,11 +180,14 @@ class AdmissionWebhookTest : public ::testing::Test {
     return {response, json::parse(unbase64(response["patch"].get<std::string>()))};
   }
 
-  static double count(const std::string& kind, const std::string& result) {
+  static double count(const std::string& kind, const std::string& result,
+                      const std::string& family = "gpuaas_bridge_webhook_requests_total") {
+    telemetry::Labels want = {{"kind", kind}};
+    if (!result.empty()) want["result"] = result;
     for (const auto& f : registry_->Collect()) {
-      if (f.name != "gpuaas_bridge_webhook_requests_total") continue;
+      if (f.name != family) continue;
       for (const auto& s : f.samples) {
-        if (s.labels == telemetry::Labels{{"kind", kind}, {"result", result}}) return s.value;
+        if (s.labels == want) return s.value;
       }
     }
     return 0;
@@ -212,12 +195,16 @@ class AdmissionWebhookTest : public ::testing::Test {
 
   static std::string dir_;
   static telemetry::Registry* registry_;
-  static AdmissionWebhook* webhook_;
+  static AdmissionWebhook* webhook_;  // no plugins: holds only
+  static host::PluginHost* plugins_;
+  static AdmissionWebhook* gated_;  // placement gates from the built plugins
 };
 
 std::string AdmissionWebhookTest::dir_;
 telemetry::Registry* AdmissionWebhookTest::registry_ = nullptr;
 AdmissionWebhook* AdmissionWebhookTest::webhook_ = nullptr;
+host::PluginHost* AdmissionWebhookTest::plugins_ = nullptr;
+AdmissionWebhook* AdmissionWebhookTest::gated_ = nullptr;
 
 struct Sample {
   std::string file;
@@ -338,6 +325,43 @@ TEST_F(AdmissionWebhookTest, DeploymentAndStatefulSetTemplatesAreLabelled) {
   pod["metadata"]["ownerReferences"] = json::parse(
       R"([{"apiVersion":"apps/v1","kind":"StatefulSet","name":"workers","uid":"u","controller":true}])");
   EXPECT_TRUE(mutate(review(pod)).second.is_array());
+}
+
+// Over HTTPS with the plugins: a PyTorchJob held and gated; one whose demand fails held only and
+// counted; with webhook.placementGates false, held only. Each case in placement_gates_test.cpp.
+TEST_F(AdmissionWebhookTest, PlacementGatesAndTheirErrors) {
+  json job = manifest("kueue/sample-pytorchjob.yaml", "PyTorchJob");
+  auto [response, patch] = mutate(review(job), gated_);
+  ASSERT_TRUE(patch.is_array()) << response.dump();
+  const json worker = job.patch(patch)["spec"]["pytorchReplicaSpecs"]["Worker"]["template"];
+  EXPECT_EQ(worker["spec"]["schedulingGates"], json::array({{{"name", kPlacementGate}}}));
+  EXPECT_EQ(worker["metadata"]["labels"][kPodSetLabel], "worker");
+
+  const std::string errors = "gpuaas_bridge_webhook_template_errors_total";
+  const double before = count("PyTorchJob", "", errors);
+  job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["resources"] =
+      json::parse(R"({"limits":{"nvidia.com/gpu":"lots"}})");
+  std::tie(response, patch) = mutate(review(job), gated_);
+  ASSERT_TRUE(patch.is_array()) << response.dump();
+  EXPECT_EQ(patch.size(), 1u) << patch.dump();  // the hold alone
+  EXPECT_EQ(job.patch(patch)["spec"]["runPolicy"]["suspend"], true);
+  EXPECT_EQ(count("PyTorchJob", "", errors), before + 1);
+
+  AdmissionWebhookOptions off;
+  off.listen = "127.0.0.1:0";
+  off.cert_file = dir_ + "/tls.crt";
+  off.key_file = dir_ + "/tls.key";
+  off.tls_shim = dir_ + "/libgpuaas-civetweb-tls.so";
+  off.rules = built_plugin_rules();
+  off.plugins = plugins_;
+  off.placement_gates = false;
+  telemetry::Registry registry;
+  auto started = AdmissionWebhook::start(off, registry);
+  ASSERT_TRUE(started) << started.status().message();
+  job = manifest("kueue/sample-pytorchjob.yaml", "PyTorchJob");
+  std::tie(response, patch) = mutate(review(job), started->get());
+  ASSERT_TRUE(patch.is_array()) << response.dump();
+  EXPECT_EQ(patch.size(), 1u) << patch.dump();
 }
 
 TEST_F(AdmissionWebhookTest, BoundAndDaemonSetPodsPass) {

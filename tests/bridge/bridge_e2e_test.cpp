@@ -14,6 +14,7 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "gpuaas/wire/event_codec.hpp"
+#include "stand_in_scheduler.hpp"
 
 namespace gpuaas::testing {
 namespace {
@@ -29,6 +30,15 @@ json yaml_json(const std::string& text) {
   EXPECT_TRUE(docs && docs->size() == 1);
   return json::parse((*docs)[0].json);
 }
+
+// kH100QueuePolicy with room for twelve GPUs, so quota never decides where the pod goes.
+std::string h100_queue_policy_8() {
+  std::string p = kH100QueuePolicy;
+  const std::string q = "{name: nvidia.com/gpu, nominalQuota: 4}";
+  p.replace(p.find(q), q.size(), "{name: nvidia.com/gpu, nominalQuota: 12}");
+  return p;
+}
+const std::string kH100QueuePolicy8 = h100_queue_policy_8();
 
 class BridgeEndToEnd : public DaemonEndToEnd {
  protected:
@@ -222,6 +232,59 @@ status: {phase: Pending}
       << "bridge:\n"
       << bridge_->log() << "\ngpuaasd:\n"
       << log();
+  EXPECT_EQ(bridge_->stop(SIGTERM), 0) << bridge_->log();
+}
+
+// Placement that binds, on the stand-in cluster: the Pod's admission narrows it to the node the
+// daemon placed it on, and a scheduler that honours nodeSelector puts it there. Best fit places
+// a 4-GPU pod on the 4-GPU node; without the narrowing the stand-in scheduler (first fitting
+// node by name) would take the 8-GPU one.
+TEST_F(BridgeEndToEnd, APlainPodRunsWhereTheDaemonPlacedIt) {
+  start_daemon(kH100QueuePolicy8);
+  for (const auto& [name, gpus] : {std::pair{"h100-a", "8"}, std::pair{"h100-b", "4"}}) {
+    json n = yaml_json(kH100Node);
+    n["metadata"]["name"] = name;
+    n["metadata"]["labels"]["kubernetes.io/hostname"] = std::string("host-") + name;
+    n["status"]["capacity"]["nvidia.com/gpu"] = gpus;
+    n["status"]["allocatable"]["nvidia.com/gpu"] = gpus;
+    api_->put(n);
+  }
+  api_->put(yaml_json(R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: placed
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: main}
+spec:
+  schedulingGates: [{name: kueue.x-k8s.io/admission}]
+  containers:
+  - name: main
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: "4", cpu: "1", memory: 1Gi}}
+status: {phase: Pending}
+)"));
+  start_bridge("bridge.log");
+  bridge::StandInScheduler scheduler(api_->store());
+  ASSERT_TRUE(eventually(
+      [&] {
+        scheduler.sync();
+        return !scheduler.node_of("team-a", "placed").empty();
+      },
+      seconds(30)))
+      << "bridge:\n"
+      << bridge_->log() << "\ngpuaasd:\n"
+      << log();
+  const auto pod = api_->get("v1", "Pod", "team-a", "placed");
+  ASSERT_TRUE(pod);
+  // Where the daemon placed it (the plan rides on its admission patch): h100-b once it knows both
+  // nodes; the bridge may publish the pod before the second node, so the plan is read back.
+  const json plan = json::parse(
+      (*pod)["metadata"]["annotations"].value("gpuaas.io/placement", "{}"), nullptr, false);
+  ASSERT_TRUE(plan.contains("podSets")) << pod->dump();
+  const std::string planned = plan["podSets"][0]["nodes"].begin().key();
+  EXPECT_EQ(scheduler.node_of("team-a", "placed"), planned);
+  EXPECT_EQ((*pod)["spec"]["nodeSelector"].value("kubernetes.io/hostname", ""), "host-" + planned)
+      << pod->dump();
   EXPECT_EQ(bridge_->stop(SIGTERM), 0) << bridge_->log();
 }
 

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "manifests.hpp"
 #include "plugin_rules.hpp"
@@ -98,6 +100,35 @@ TEST(PluginKinds, HoldRulesAreThePluginsDeclarations) {
   BridgeConfig none = default_bridge_config();
   apply_plugin_kinds(none, {});
   EXPECT_TRUE(none.webhook.holds.empty());
+}
+
+// Which pods the webhook gates: batch and gang kinds are bound (required), serving and sessions
+// are not (preferred), as each plugin declares.
+TEST(PluginKinds, EveryKindDeclaresItsBinding) {
+  using B = host::KindBinding;
+  const std::vector<std::tuple<std::string, std::string, B>> want = {
+      {"batch/v1", "Job", B::kRequired},
+      {"ray.io/v1", "RayCluster", B::kRequired},
+      {"ray.io/v1", "RayJob", B::kRequired},
+      {"kubeflow.org/v1", "PyTorchJob", B::kRequired},
+      {"kubeflow.org/v1", "TFJob", B::kRequired},
+      {"kubeflow.org/v2beta1", "MPIJob", B::kRequired},
+      {"kubeflow.org/v1", "MPIJob", B::kRequired},
+      {"trainer.kubeflow.org/v1alpha1", "TrainJob", B::kRequired},
+      {"v1", "Pod", B::kRequired},
+      {"serving.kserve.io/v1beta1", "InferenceService", B::kPreferred},
+      {"kubeflow.org/v1", "Notebook", B::kPreferred},
+      {"kubeflow.org/v1beta1", "Notebook", B::kPreferred},
+  };
+  std::size_t kinds = 0;
+  for (const auto& p : built_plugins()) kinds += p.kinds.size();
+  EXPECT_EQ(kinds, want.size()) << "a kind without an expected binding here";
+  for (const auto& [api_version, kind, binding] : want) {
+    const host::PluginKind* k = claimed(api_version, kind);
+    ASSERT_NE(k, nullptr) << api_version << " " << kind;
+    EXPECT_TRUE(k->declared) << kind;
+    EXPECT_EQ(host::binding_name(k->binding), host::binding_name(binding)) << kind;
+  }
 }
 
 TEST(PluginKinds, TheConfigurationWinsByKind) {

@@ -172,6 +172,30 @@ TEST(WorkloadHold, DecideHold) {
   d = decide_hold(suspended, "CREATE", "batch", "Job", kDefaultQueueLabel, rules);
   EXPECT_FALSE(d.held);
   EXPECT_EQ(d.reason, "already held");
+  EXPECT_TRUE(d.workload);  // its pod templates may still be gated
+}
+
+// Which requests are workloads of their own, whose pod templates the webhook may gate.
+TEST(WorkloadHold, QueuedCreatesOfTheirOwnAreWorkloads) {
+  const auto rules = built_plugin_rules();
+  const json job =
+      labelled({{"apiVersion", "batch/v1"}, {"kind", "Job"}, {"spec", json::object()}});
+  EXPECT_TRUE(decide_hold(job, "CREATE", "batch", "Job", kDefaultQueueLabel, rules).workload);
+  // Held or not by a rule.
+  EXPECT_TRUE(decide_hold(job, "CREATE", "example.com", "Job", kDefaultQueueLabel, {}).workload);
+  EXPECT_FALSE(decide_hold(job, "UPDATE", "batch", "Job", kDefaultQueueLabel, rules).workload);
+  json unqueued = job;
+  unqueued["metadata"].erase("labels");
+  EXPECT_FALSE(decide_hold(unqueued, "CREATE", "batch", "Job", kDefaultQueueLabel, rules).workload);
+  json child = job;
+  child["metadata"]["ownerReferences"] = json::parse(
+      R"([{"apiVersion":"ray.io/v1","kind":"RayJob","name":"r","uid":"u","controller":true}])");
+  EXPECT_FALSE(decide_hold(child, "CREATE", "batch", "Job", kDefaultQueueLabel, rules).workload);
+  child["metadata"]["ownerReferences"][0]["kind"] = "DaemonSet";
+  child["metadata"]["ownerReferences"][0]["apiVersion"] = "apps/v1";
+  EXPECT_FALSE(decide_hold(child, "CREATE", "batch", "Job", kDefaultQueueLabel, rules).workload);
+  EXPECT_FALSE(
+      decide_hold(job, "CREATE", "apps", "Deployment", kDefaultQueueLabel, rules).workload);
 }
 
 TEST(WorkloadHold, ObjectsOwnedByAHeldKindPass) {

@@ -1,10 +1,12 @@
-// ABI 1.1's kind_info on in-process descriptors: what is read, the refusals, that the host steps
-// by kind_info_size and reads of each entry only its struct_size, and that a 1.0 descriptor gets
-// the defaults gpuaas had built in.
+// ABI 1.1's kind_info (and 1.2's binding) on in-process descriptors: what is read, the refusals,
+// that the host steps by kind_info_size and reads of each entry only its struct_size (a 1.1 entry
+// gets the default binding), and that a 1.0 descriptor gets the defaults gpuaas had built in.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
+#include <utility>
 
 #include "descriptor_check.hpp"
 #include "kind_defaults.hpp"
@@ -19,9 +21,9 @@ gpuaas_rc create(gpuaas_bytes, gpuaas_plugin**, gpuaas_bytes*) { return GPUAAS_R
 void destroy(gpuaas_plugin*) {}
 gpuaas_rc fn(gpuaas_plugin*, gpuaas_bytes, gpuaas_bytes*) { return GPUAAS_RC_INTERNAL; }
 
-// A later minor's entry: ABI 1.1's fields, then one this host does not know.
+// A later minor's entry: this ABI's fields, then one this host does not know.
 struct FutureKindInfo {
-  gpuaas_kind_info v11;
+  gpuaas_kind_info current;
   uint64_t unknown_field;
 };
 
@@ -42,11 +44,12 @@ class KindInfoTest : public ::testing::Test {
   gpuaas_kind_info infos_[3] = {
       {sizeof(gpuaas_kind_info), GPUAAS_SCOPE_NAMESPACED, "notebooks", GPUAAS_HOLD_ANNOTATION,
        GPUAAS_PODS_BY_LABEL, "kubeflow-resource-stopped", "1970-01-01T00:00:00Z", "notebook-name",
-       GPUAAS_KIND_SESSION | GPUAAS_KIND_HOLD_ANY_VALUE},
+       GPUAAS_KIND_SESSION | GPUAAS_KIND_HOLD_ANY_VALUE, GPUAAS_BINDING_DEFAULT},
       {sizeof(gpuaas_kind_info), GPUAAS_SCOPE_NAMESPACED, "pods", GPUAAS_HOLD_SCHEDULING_GATE,
-       GPUAAS_PODS_BY_OWNER, "kueue.x-k8s.io/admission", nullptr, nullptr, GPUAAS_KIND_QUEUED_ONLY},
+       GPUAAS_PODS_BY_OWNER, "kueue.x-k8s.io/admission", nullptr, nullptr, GPUAAS_KIND_QUEUED_ONLY,
+       GPUAAS_BINDING_REQUIRED},
       {sizeof(gpuaas_kind_info), GPUAAS_SCOPE_CLUSTER, "rayclusters", GPUAAS_HOLD_SET_TRUE,
-       GPUAAS_PODS_BY_LABEL, "/spec/suspend", nullptr, "ray.io/cluster", 0}};
+       GPUAAS_PODS_BY_LABEL, "/spec/suspend", nullptr, "ray.io/cluster", 0, GPUAAS_BINDING_OFF}};
   gpuaas_plugin_api api_ = {sizeof(gpuaas_plugin_api), create, destroy, fn};
   gpuaas_plugin_descriptor d_ = {sizeof(gpuaas_plugin_descriptor),
                                  GPUAAS_PLUGIN_ABI_MAJOR,
@@ -75,15 +78,76 @@ TEST_F(KindInfoTest, ReadsEachKindsDeclaration) {
   EXPECT_EQ(nb.pod_label, "notebook-name");
   EXPECT_TRUE(nb.session);
   EXPECT_FALSE(nb.queued_only);
+  EXPECT_EQ(nb.binding, KindBinding::kPreferred);  // DEFAULT, and a session
   const PluginKind& pod = kind(1);
   EXPECT_EQ(pod.hold, (KindHold{KindHold::Type::kSchedulingGate, "kueue.x-k8s.io/admission"}));
   EXPECT_EQ(pod.pod_label, "");
   EXPECT_TRUE(pod.queued_only);
   EXPECT_FALSE(pod.session);
+  EXPECT_EQ(pod.binding, KindBinding::kRequired);
   const PluginKind& rc = kind(2);
   EXPECT_FALSE(rc.namespaced);
   EXPECT_EQ(rc.hold, (KindHold{KindHold::Type::kSetTrue, "/spec/suspend"}));
   EXPECT_EQ(rc.pod_label, "ray.io/cluster");
+  EXPECT_EQ(rc.binding, KindBinding::kOff);
+}
+
+TEST_F(KindInfoTest, ReadsEveryBindingAndResolvesTheDefault) {
+  const std::pair<uint32_t, KindBinding> cases[] = {
+      {GPUAAS_BINDING_DEFAULT, KindBinding::kRequired},  // not a session
+      {GPUAAS_BINDING_REQUIRED, KindBinding::kRequired},
+      {GPUAAS_BINDING_PREFERRED, KindBinding::kPreferred},
+      {GPUAAS_BINDING_OFF, KindBinding::kOff},
+  };
+  for (const auto& [abi, want] : cases) {
+    infos_[2].binding = abi;
+    infos_[0].binding = abi;
+    ASSERT_EQ(refusal(), "accepted") << abi;
+    EXPECT_EQ(kind(2).binding, want) << abi;
+    // A session declares what it likes; only DEFAULT resolves to preferred for it.
+    EXPECT_EQ(kind(0).binding, abi == GPUAAS_BINDING_DEFAULT ? KindBinding::kPreferred : want);
+  }
+  EXPECT_EQ(binding_name(KindBinding::kRequired), "required");
+  EXPECT_EQ(binding_name(KindBinding::kPreferred), "preferred");
+  EXPECT_EQ(binding_name(KindBinding::kOff), "off");
+}
+
+TEST_F(KindInfoTest, RefusesAnUnknownBinding) {
+  infos_[2].binding = 4;
+  EXPECT_THAT(refusal(), HasSubstr("kind_info of ray.io/v1 RayCluster: unknown binding 4 (this "
+                                   "host knows 0 to 3)"));
+  infos_[2].binding = 0xffffffffu;
+  EXPECT_THAT(refusal(), HasSubstr("unknown binding 4294967295"));
+}
+
+// A plugin built against ABI 1.1: entries end at `flags`, so no binding is read (the bytes where
+// it would be are garbage) and each kind gets the default: preferred for a session, else required.
+TEST_F(KindInfoTest, AbiOneOneEntriesGetTheDefaultBinding) {
+  constexpr uint32_t kSize11 = offsetof(gpuaas_kind_info, flags) + sizeof(uint64_t);
+  static_assert(kSize11 == kKindInfoMinSize && kSize11 < sizeof(gpuaas_kind_info));
+  // Entries of the current size apart, each saying it is only as long as 1.1's.
+  gpuaas_kind_info padded[3];
+  std::memset(padded, 0xab, sizeof padded);
+  for (int i = 0; i < 3; ++i) {
+    std::memcpy(&padded[i], &infos_[i], kSize11);
+    padded[i].struct_size = kSize11;
+  }
+  d_.abi_minor = 1;
+  d_.kind_info = padded;
+  ASSERT_EQ(refusal(), "accepted");
+  EXPECT_EQ(kind(0).binding, KindBinding::kPreferred);
+  EXPECT_EQ(kind(1).binding, KindBinding::kRequired);
+  EXPECT_EQ(kind(2).binding, KindBinding::kRequired);
+  EXPECT_EQ(kind(2).plural, "rayclusters");
+  // And packed as a 1.1 plugin lays them out: kind_info_size is 1.1's too.
+  alignas(gpuaas_kind_info) unsigned char packed[3 * kSize11];
+  for (int i = 0; i < 3; ++i) std::memcpy(packed + i * kSize11, &padded[i], kSize11);
+  d_.kind_info = reinterpret_cast<const gpuaas_kind_info*>(packed);
+  d_.kind_info_size = kSize11;
+  ASSERT_EQ(refusal(), "accepted");
+  EXPECT_EQ(kind(0).binding, KindBinding::kPreferred);
+  EXPECT_EQ(kind(1).hold.target, "kueue.x-k8s.io/admission");
+  EXPECT_EQ(kind(2).binding, KindBinding::kRequired);
 }
 
 TEST_F(KindInfoTest, RefusesBadPluralScopeAndFlags) {
@@ -149,8 +213,11 @@ TEST_F(KindInfoTest, RefusesMissingOrMisSizedArrays) {
   infos_[1].struct_size = sizeof(gpuaas_kind_info) + 8;
   EXPECT_THAT(refusal(), HasSubstr("kind_info #2 has struct_size"));
   infos_[1].struct_size = sizeof(gpuaas_kind_info);
-  // A 1.1 plugin whose descriptor stops before kind_info.
+  // A 1.1 (or later) plugin whose descriptor stops before kind_info.
   d_.struct_size = offsetof(gpuaas_plugin_descriptor, kind_info);
+  EXPECT_THAT(refusal(), HasSubstr("built for ABI 1." + std::to_string(GPUAAS_PLUGIN_ABI_MINOR) +
+                                   " but its descriptor"));
+  d_.abi_minor = 1;
   EXPECT_THAT(refusal(), HasSubstr("built for ABI 1.1 but its descriptor"));
 }
 
@@ -158,14 +225,15 @@ TEST_F(KindInfoTest, StepsByTheElementSizeOfANewerPlugin) {
   FutureKindInfo future[3];
   for (int i = 0; i < 3; ++i) {
     std::memset(&future[i], 0xab, sizeof future[i]);
-    future[i].v11 = infos_[i];
-    future[i].v11.struct_size = sizeof(FutureKindInfo);
+    future[i].current = infos_[i];
+    future[i].current.struct_size = sizeof(FutureKindInfo);
   }
-  d_.kind_info = &future[0].v11;
+  d_.kind_info = &future[0].current;
   d_.kind_info_size = sizeof(FutureKindInfo);
   ASSERT_EQ(refusal(), "accepted");
   EXPECT_EQ(kind(2).plural, "rayclusters");
   EXPECT_EQ(kind(1).hold.target, "kueue.x-k8s.io/admission");
+  EXPECT_EQ(kind(2).binding, KindBinding::kOff);
 }
 
 TEST_F(KindInfoTest, AbiOneZeroDescriptorGetsTheBuiltInDefaults) {
@@ -181,8 +249,10 @@ TEST_F(KindInfoTest, AbiOneZeroDescriptorGetsTheBuiltInDefaults) {
   EXPECT_EQ(nb.hold, (KindHold{KindHold::Type::kAnnotation, "kubeflow-resource-stopped",
                                "1970-01-01T00:00:00Z", true}));
   EXPECT_TRUE(nb.session);
+  EXPECT_EQ(nb.binding, KindBinding::kPreferred);
   EXPECT_EQ(kind(1).hold, (KindHold{KindHold::Type::kSchedulingGate, "kueue.x-k8s.io/admission"}));
   EXPECT_TRUE(kind(1).queued_only);
+  EXPECT_EQ(kind(1).binding, KindBinding::kRequired);
   EXPECT_EQ(kind(2).plural, "rayclusters");
   EXPECT_EQ(kind(2).hold, (KindHold{KindHold::Type::kSetTrue, "/spec/suspend"}));
   EXPECT_TRUE(kind(2).namespaced);
@@ -217,6 +287,7 @@ TEST(KindDefaultsTest, EveryKindGpuaasHadBuiltIn) {
     EXPECT_EQ(k.plural, w.plural) << w.kind;
     EXPECT_EQ(k.hold, w.hold) << w.kind;
     EXPECT_FALSE(k.session) << w.kind;
+    EXPECT_EQ(k.binding, KindBinding::kRequired) << w.kind;
     EXPECT_FALSE(k.declared) << w.kind;
   }
 }

@@ -80,7 +80,7 @@ TEST(PluginLoadTest, OlderPluginWithShorterApiTableLoadsWithoutItsMissingFunctio
   EXPECT_EQ(d->pod_sets_size(), 1);
 }
 
-TEST(PluginLoadTest, KindInfoOfAnAbi11PluginIsRead) {
+TEST(PluginLoadTest, KindInfoOfTheCurrentAbiIsRead) {
   PluginHost host;
   ASSERT_TRUE(host.load(testing::good_plugin()).is_ok());
   const PluginKind* k = host.find("example.com/v1", "Widget")->kind_of("example.com/v1", "Widget");
@@ -92,6 +92,22 @@ TEST(PluginLoadTest, KindInfoOfAnAbi11PluginIsRead) {
   EXPECT_EQ(k->pod_label, "example.com/widget");
   EXPECT_TRUE(k->queued_only);
   EXPECT_FALSE(k->session);
+  EXPECT_EQ(k->binding, KindBinding::kPreferred);
+}
+
+TEST(PluginLoadTest, AbiOneOnePluginLoadsWithTheDefaultBinding) {
+  PluginHost host;
+  const auto so = plugin_case("abi_1_1") / "libabi_1_1.so";
+  ASSERT_TRUE(host.load(so).is_ok()) << host.load(so).message();
+  const auto info = host.plugins().at(0);
+  EXPECT_EQ(info.abi_minor, 1u);
+  ASSERT_EQ(info.kinds.size(), 1u);
+  const PluginKind& k = info.kinds[0];
+  EXPECT_TRUE(k.declared);
+  EXPECT_EQ(k.plural, "widgets");
+  EXPECT_EQ(k.hold, (KindHold{KindHold::Type::kSetTrue, "/spec/suspend"}));
+  // Not a session: required, whatever lies past the entry's struct_size.
+  EXPECT_EQ(k.binding, KindBinding::kRequired);
 }
 
 TEST(PluginLoadTest, AbiOneZeroPluginLoadsWithTheBuiltInDefaults) {
@@ -108,6 +124,7 @@ TEST(PluginLoadTest, AbiOneZeroPluginLoadsWithTheBuiltInDefaults) {
                                "1970-01-01T00:00:00Z", true}));
   EXPECT_TRUE(nb.session);
   EXPECT_EQ(nb.pod_label, "");
+  EXPECT_EQ(nb.binding, KindBinding::kPreferred);
   // A kind gpuaas had nothing built in for: the Kubernetes plural convention, not held.
   ASSERT_TRUE(host.load(plugin_case("old_plugin") / "libold_plugin.so").is_ok());
   const PluginKind* old =
@@ -116,6 +133,7 @@ TEST(PluginLoadTest, AbiOneZeroPluginLoadsWithTheBuiltInDefaults) {
   EXPECT_EQ(old->plural, "oldwidgets");
   EXPECT_EQ(old->hold.type, KindHold::Type::kNone);
   EXPECT_FALSE(old->queued_only);
+  EXPECT_EQ(old->binding, KindBinding::kRequired);
 }
 
 TEST(PluginLoadTest, PluginsAreListedByName) {

@@ -75,6 +75,10 @@ INSTANTIATE_TEST_SUITE_P(
         RefusalCase{"bad_hold",
                     "kind_info of example.com/v1 Widget: hold SET_TRUE needs a JSON pointer",
                     "kind_info"},
+        RefusalCase{"bad_binding",
+                    "kind_info of example.com/v1 Widget: unknown binding 7 (this host knows 0 to "
+                    "3)",
+                    "kind_info"},
         RefusalCase{"no_manifest", "no manifest: ", "manifest"},
         RefusalCase{"bad_checksum",
                     "checksum mismatch: manifest says "

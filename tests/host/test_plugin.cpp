@@ -40,6 +40,9 @@
 #ifndef TP_HOLD_TARGET
 #define TP_HOLD_TARGET "/spec/suspend"
 #endif
+#ifndef TP_BINDING
+#define TP_BINDING GPUAAS_BINDING_PREFERRED
+#endif
 
 namespace {
 
@@ -145,10 +148,18 @@ gpuaas_rc action(gpuaas_plugin* plugin, gpuaas_action_kind kind, gpuaas_bytes ob
 
 constexpr gpuaas_kind kKinds[] = {{TP_GROUP, "v1", TP_KIND}};
 
-// ABI 1.1: what the kind is besides its name. TP_* break one field at a time.
-constexpr gpuaas_kind_info kKindInfo[] = {{sizeof(gpuaas_kind_info), GPUAAS_SCOPE_NAMESPACED,
-                                           TP_PLURAL, TP_HOLD, GPUAAS_PODS_BY_LABEL, TP_HOLD_TARGET,
-                                           nullptr, "example.com/widget", GPUAAS_KIND_QUEUED_ONLY}};
+#ifdef TP_KIND_INFO_1_1
+// Built against ABI 1.1: each entry ends at `flags`. The binding beyond it is garbage a host must
+// not read.
+constexpr uint32_t kKindInfoSize = offsetof(gpuaas_kind_info, flags) + sizeof(uint64_t);
+#else
+constexpr uint32_t kKindInfoSize = sizeof(gpuaas_kind_info);
+#endif
+
+// ABI 1.1 (binding: 1.2): what the kind is besides its name. TP_* break one field at a time.
+constexpr gpuaas_kind_info kKindInfo[] = {
+    {kKindInfoSize, GPUAAS_SCOPE_NAMESPACED, TP_PLURAL, TP_HOLD, GPUAAS_PODS_BY_LABEL,
+     TP_HOLD_TARGET, nullptr, "example.com/widget", GPUAAS_KIND_QUEUED_ONLY, TP_BINDING}};
 
 #ifdef TP_OLD_API
 // An older plugin: its table ends before activity(), and it does not declare ACTIVITY. The
@@ -177,6 +188,9 @@ constexpr gpuaas_plugin_api kApi = {kApiSize, create, destroy, demand, lifecycle
 // Built against ABI 1.0: the descriptor ends at `api`, so the host must not read kind_info.
 constexpr uint32_t kDescriptorSize = offsetof(gpuaas_plugin_descriptor, kind_info);
 constexpr uint32_t kAbiMinor = 0;
+#elif defined(TP_KIND_INFO_1_1)
+constexpr uint32_t kDescriptorSize = sizeof(gpuaas_plugin_descriptor);
+constexpr uint32_t kAbiMinor = 1;
 #else
 constexpr uint32_t kDescriptorSize = sizeof(gpuaas_plugin_descriptor);
 constexpr uint32_t kAbiMinor = TP_ABI_MINOR;

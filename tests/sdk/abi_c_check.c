@@ -14,7 +14,8 @@ static const gpuaas_plugin_api api = {sizeof(gpuaas_plugin_api), no_create, NULL
                                       NULL, NULL};
 static const gpuaas_kind_info kind_info[] = {
     {sizeof(gpuaas_kind_info), GPUAAS_SCOPE_NAMESPACED, "examples", GPUAAS_HOLD_SET_TRUE,
-     GPUAAS_PODS_BY_OWNER, "/spec/suspend", NULL, NULL, GPUAAS_KIND_QUEUED_ONLY}};
+     GPUAAS_PODS_BY_OWNER, "/spec/suspend", NULL, NULL, GPUAAS_KIND_QUEUED_ONLY,
+     GPUAAS_BINDING_REQUIRED}};
 static const gpuaas_plugin_descriptor descriptor = {
     sizeof(gpuaas_plugin_descriptor), GPUAAS_PLUGIN_ABI_MAJOR, GPUAAS_PLUGIN_ABI_MINOR,
     "example", "0.0.1", kinds, 1, 0, GPUAAS_PLUGIN_EVENT_SCHEMA, "alpha", &api,

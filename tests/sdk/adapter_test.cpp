@@ -78,6 +78,30 @@ TEST(Adapter, DescriptorFollowsTheClass) {
   EXPECT_NE(d.api->action, nullptr);
 }
 
+// .binding reaches the ABI as declared; kDefault stays DEFAULT for the host to resolve.
+constexpr plugin::Kind kPreferredKind{
+    .group = "example.com", .version = "v1", .kind = "Svc", .binding = plugin::Binding::kPreferred};
+static_assert(plugin::detail::kind_info(kPreferredKind).binding == GPUAAS_BINDING_PREFERRED);
+static_assert(plugin::detail::kind_info(
+                  {.group = "", .version = "v1", .kind = "X", .binding = plugin::Binding::kOff})
+                  .binding == GPUAAS_BINDING_OFF);
+static_assert(plugin::detail::kind_info({.group = "",
+                                         .version = "v1",
+                                         .kind = "X",
+                                         .binding = plugin::Binding::kRequired})
+                  .binding == GPUAAS_BINDING_REQUIRED);
+static_assert(!plugin::detail::binding_ok(static_cast<plugin::Binding>(7)));
+
+TEST(Adapter, KindInfoCarriesTheBinding) {
+  FakeHost host(gpuaas_plugin_get_descriptor);
+  const auto& d = host.descriptor();
+  ASSERT_NE(d.kind_info, nullptr);
+  EXPECT_EQ(d.kind_info_size, sizeof(gpuaas_kind_info));
+  EXPECT_EQ(d.kind_info[0].struct_size, sizeof(gpuaas_kind_info));
+  EXPECT_EQ(d.kind_info[0].binding, GPUAAS_BINDING_DEFAULT);
+  EXPECT_EQ(d.abi_minor, GPUAAS_PLUGIN_ABI_MINOR);
+}
+
 TEST(Adapter, DemandAndConfig) {
   FakeHost host(gpuaas_plugin_get_descriptor, R"({"scale": 3})");
   auto d = host.demand(kJob);

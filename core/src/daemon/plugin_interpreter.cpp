@@ -151,6 +151,7 @@ std::string PluginInterpreter::plugins_json() const {
                                         : nlohmann::json{{"by", "label"}, {"label", k.pod_label}}},
            {"session", k.session},
            {"queued_only", k.queued_only},
+           {"binding", std::string(host::binding_name(k.binding))},
            {"kind_info", k.declared ? "declared" : "defaults"}});
     }
     plugins.push_back(

@@ -1,6 +1,6 @@
 // The order of the decisions after every event: policy, the model's changes fed to the stages,
 // idle reclaim, admission's pass and its decisions, conflicts sent again (admission's, then the
-// others'), the notebook gate,
+// others'), pods bound to their nodes, the notebook gate,
 // node scale-out, cost. Each stage lives in its folder (admission/, reclaim/, scaleout/, cost/);
 // what they decide leaves through the DecisionSink.
 #include "gpuaas/core/decision_pipeline.hpp"
@@ -17,10 +17,12 @@ DecisionPipeline::Stages::Stages(bus::Subjects subjects, std::string source,
       sink(std::move(subjects), std::move(source), registry, interpreter, queue_metrics),
       retry(registry),
       admission(registry, queue_metrics),
+      binding(registry),
       reclaim(registry, interpreter),
       scale_out(registry),
       cost(registry) {
   sink.set_retry(&retry);
+  sink.set_binding(&binding);
   if (!registry) return;
   auto& reloads = telemetry::BuildCounter()
                       .Name("gpuaas_policy_reloads_total")
@@ -72,6 +74,14 @@ void DecisionPipeline::after_event(ClusterModel& model, std::string_view event_i
   s.admission.emit(model, std::move(decisions), s.sink, hooks);
   if (s.admission.reissue_pending()) s.admission.reissue_pass(model, s.sink, hooks);
   if (s.retry.pending()) s.retry.pass(model, s.sink);
+  const auto late = s.binding.pass(model, s.sink, [&s](const std::string& w) {
+    return s.admission.queued(w) && !s.admission.admitted(w);
+  });
+  for (const auto& [w, why] : late) {
+    // As Kueue's waitForPodsReady: the workload stops, its pods go, and it is placed again.
+    if (auto d = s.admission.engine().evict(w, "placement/bindTimeout", why, to_time(model.now())))
+      s.admission.emit(model, {std::move(*d)}, s.sink, hooks);
+  }
   s.reclaim.gate(model, s.admission, s.sink);
   if (s.scale_out.due(model.now())) {
     auto out = s.scale_out.pass(model, s.admission.engine(), s.reclaim.waking(), s.sink);

@@ -6,6 +6,7 @@
 
 #include "admission/stage/admission_inputs.hpp"
 #include "admission/stage/queue_metrics.hpp"
+#include "binding/binding_stage.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "pipeline/conflict_retry.hpp"
@@ -78,13 +79,26 @@ std::vector<Outbound> DecisionSink::take() { return std::exchange(output_, {}); 
 bool DecisionSink::publish(const KubeObject& obj, WorkloadAction action,
                            const v1::ActionRequest& req, const std::string& rule,
                            const std::string& hint) {
+  const std::string workload = ClusterModel::key_of(obj.meta);
   if (!obj.members.empty()) {
     bool any = false;
     for (const auto& key : obj.members) {
       if (const KubeObject* m = model_ ? model_->object(key) : nullptr)
-        any = publish(*m, action, req, rule, hint) || any;
+        any = publish_one(*m, workload, action, req, rule, hint) || any;
     }
     return any;
+  }
+  return publish_one(obj, workload, action, req, rule, hint);
+}
+
+bool DecisionSink::publish_one(const KubeObject& obj, const std::string& workload,
+                               WorkloadAction action, const v1::ActionRequest& req,
+                               const std::string& rule, const std::string& hint) {
+  std::optional<nlohmann::json> narrowing;
+  if (binding_ && model_ && action == WorkloadAction::kAdmit && obj.meta.kind == "Pod" &&
+      obj.meta.api_version == "v1") {
+    narrowing = binding_->admit_narrowing(*model_, obj, workload);
+    if (!narrowing) return false;  // it requires another host: it stays gated (explain)
   }
   auto set = interpreter_ ? interpreter_->act(obj, action, req)
                           : Result<v1::ActionSet>(Status::not_found("no plugins are loaded"));
@@ -109,6 +123,13 @@ bool DecisionSink::publish(const KubeObject& obj, WorkloadAction action,
     }
     if (!hint.empty() && first && a.operation() == v1::Action::MERGE_PATCH) {
       add_placement(a, hint);
+      if (narrowing && !narrowing->empty()) {
+        auto body = nlohmann::json::parse(a.body_json(), nullptr, false);
+        if (body.is_object()) {
+          body.merge_patch(*narrowing);
+          a.set_body_json(body.dump());
+        }
+      }
       first = false;
     }
     a.set_rule(rule);

@@ -24,6 +24,7 @@ class Registry;
 
 namespace gpuaas::core {
 
+class BindingStage;
 class ConflictRetry;
 class QueueMetrics;
 
@@ -38,6 +39,8 @@ class DecisionSink {
   void set_epoch(uint64_t epoch) { epoch_ = epoch; }
   // Where what is sent is remembered, so that a 409 can be redone (conflict_retry.hpp).
   void set_retry(ConflictRetry* retry) { retry_ = retry; }
+  // Admitting a Pod (a plain Pod, a pod group's member) narrows it to its planned node.
+  void set_binding(BindingStage* binding) { binding_ = binding; }
   const std::string& event_id() const { return event_id_; }
 
   // The plugin's patches for `action` on the object; the first merge patch also carries the
@@ -54,6 +57,9 @@ class DecisionSink {
   std::vector<Outbound> take();
 
  private:
+  bool publish_one(const KubeObject& obj, const std::string& workload, WorkloadAction action,
+                   const v1::ActionRequest& req, const std::string& rule,
+                   const std::string& hint);
   std::string next_id();
   void stamp(v1::Action& a);
 
@@ -62,6 +68,7 @@ class DecisionSink {
   WorkloadInterpreter* interpreter_;
   const ClusterModel* model_ = nullptr;
   ConflictRetry* retry_ = nullptr;
+  BindingStage* binding_ = nullptr;
   QueueMetrics& queue_metrics_;
   telemetry::Counter* action_errors_ = nullptr;
   std::vector<Outbound> output_;

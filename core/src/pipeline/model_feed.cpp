@@ -21,7 +21,8 @@ void DecisionPipeline::Stages::feed(const std::vector<ModelChange>& changes, Clu
         upsert_node(model, ch.key);
         break;
       case ModelChange::Category::kPod:
-        admission.update_pod(model, ch);
+        admission.update_pod(model, ch, binding);
+        binding.pod_changed(model, ch.key);
         if (!ch.node.empty()) upsert_node(model, ch.node);
         break;
       case ModelChange::Category::kObject:
@@ -68,6 +69,7 @@ void DecisionPipeline::Stages::remove_object(const ClusterModel& model, const st
   }
   cost.forget(key);
   reclaim.forget(key);
+  binding.forget(key);
   admission.forget(key, to_time(model.now()));
 }
 
@@ -75,6 +77,17 @@ AdmissionStage::Hooks DecisionPipeline::Stages::hooks(const ClusterModel& model)
   return {[this, &model](const std::string& key) { return reclaim.admit_action(model, key); },
           [this, &model](const std::string& key) {
             if (const KubeObject* o = model.object(key)) upsert_object(model, key, *o);
+          },
+          [this, &model](const admission::Decision& d, const std::vector<std::string>& pod_sets) {
+            if (d.kind == admission::Decision::Kind::kAdmit) {
+              // Sessions (notebooks) come and go with their users: preferred, never gated.
+              const WorkloadView* v = model.view_of(d.workload);
+              const auto kind_default =
+                  v && v->session ? policy::Binding::kPreferred : policy::Binding::kRequired;
+              binding.placed(d.workload, d, pod_sets, binding.mode(d.flavor, kind_default));
+            } else {
+              binding.forget(d.workload);
+            }
           }};
 }
 

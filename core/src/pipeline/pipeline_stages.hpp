@@ -8,6 +8,7 @@
 
 #include "admission/stage/admission_stage.hpp"
 #include "admission/stage/queue_metrics.hpp"
+#include "binding/binding_stage.hpp"
 #include "cost/cost_stage.hpp"
 #include "gpuaas/core/decision_pipeline.hpp"
 #include "pipeline/conflict_retry.hpp"
@@ -46,6 +47,7 @@ struct DecisionPipeline::Stages {
   DecisionSink sink;
   ConflictRetry retry;
   AdmissionStage admission;
+  BindingStage binding;
   ReclaimStage reclaim;
   ScaleOutStage scale_out;
   CostStage cost;

@@ -48,6 +48,7 @@ void DecisionPipeline::Stages::apply_policy(const KubeObject& obj, ClusterModel&
 
 void DecisionPipeline::Stages::set_policy(const policy::PolicySet& set) {
   reclaim.set_policy(set);
+  binding.set_policy(set);
   scale_out.set_policy(set);
   cost.set_policy(set);
 }

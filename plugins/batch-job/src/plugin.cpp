@@ -8,12 +8,14 @@ namespace gpuaas::batch_job {
 class BatchJob {
  public:
   static constexpr plugin::Info info{"batch-job", "0.1.0", plugin::Stability::kAlpha};
-  // Its pods are its own (ownerReferences); a queued Job is created suspended.
+  // Its pods are its own (ownerReferences); a queued Job is created suspended, and its pods bound
+  // to the nodes gpuaas placed them on (binding required).
   static constexpr plugin::Kind kinds[] = {{.group = "batch",
                                             .version = "v1",
                                             .kind = "Job",
                                             .plural = "jobs",
-                                            .hold = plugin::Hold::set_true("/spec/suspend")}};
+                                            .hold = plugin::Hold::set_true("/spec/suspend"),
+                                            .binding = plugin::Binding::kRequired}};
 
   explicit BatchJob(const Json& config) : config_(Config::parse(config)) {}
 

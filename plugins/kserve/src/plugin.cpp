@@ -9,14 +9,16 @@ class KServePlugin {
   static constexpr plugin::Info info{"kserve", "0.1.0", plugin::Stability::kAlpha};
   // Held by the stop annotation suspend() writes (every component's pods go, whatever the
   // deployment mode); admit() removes it. Its pods sit under Deployments or Knative revisions the
-  // bridge does not watch, so they are found by KServe's label.
+  // bridge does not watch, so they are found by KServe's label. Binding preferred: an autoscaler
+  // adds and removes its pods, so none waits behind a placement gate.
   static constexpr plugin::Kind kinds[] = {
       {.group = "serving.kserve.io",
        .version = "v1beta1",
        .kind = "InferenceService",
        .plural = "inferenceservices",
        .hold = plugin::Hold::annotation("serving.kserve.io/stop", "true"),
-       .pods = plugin::Pods::by_label("serving.kserve.io/inferenceservice")}};
+       .pods = plugin::Pods::by_label("serving.kserve.io/inferenceservice"),
+       .binding = plugin::Binding::kPreferred}};
 
   explicit KServePlugin(const plugin::Json& config) : config_(parse_config(config)) {}
 

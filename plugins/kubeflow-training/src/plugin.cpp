@@ -20,35 +20,41 @@ class KubeflowTraining {
   // The operators' jobs suspend through spec.runPolicy.suspend and own their pods (or the Job
   // that does); a TrainJob suspends through spec.suspend and runs as a JobSet of its name, which
   // the bridge does not watch: its pods carry the JobSet's name label. MPIJob v2beta1 (the
-  // mpi-operator's) comes first: the bridge watches the first version of a kind.
+  // mpi-operator's) comes first: the bridge watches the first version of a kind. Gangs: every pod
+  // is bound to the node gpuaas placed it on (binding required).
   static constexpr plugin::Hold kRunPolicy = plugin::Hold::set_true("/spec/runPolicy/suspend");
   static constexpr plugin::Kind kinds[] = {
       {.group = "kubeflow.org",
        .version = "v1",
        .kind = "PyTorchJob",
        .plural = "pytorchjobs",
-       .hold = kRunPolicy},
+       .hold = kRunPolicy,
+       .binding = plugin::Binding::kRequired},
       {.group = "kubeflow.org",
        .version = "v1",
        .kind = "TFJob",
        .plural = "tfjobs",
-       .hold = kRunPolicy},
+       .hold = kRunPolicy,
+       .binding = plugin::Binding::kRequired},
       {.group = "kubeflow.org",
        .version = "v2beta1",
        .kind = "MPIJob",
        .plural = "mpijobs",
-       .hold = kRunPolicy},
+       .hold = kRunPolicy,
+       .binding = plugin::Binding::kRequired},
       {.group = "kubeflow.org",
        .version = "v1",
        .kind = "MPIJob",
        .plural = "mpijobs",
-       .hold = kRunPolicy},
+       .hold = kRunPolicy,
+       .binding = plugin::Binding::kRequired},
       {.group = "trainer.kubeflow.org",
        .version = "v1alpha1",
        .kind = "TrainJob",
        .plural = "trainjobs",
        .hold = plugin::Hold::set_true("/spec/suspend"),
-       .pods = plugin::Pods::by_label("jobset.sigs.k8s.io/jobset-name")},
+       .pods = plugin::Pods::by_label("jobset.sigs.k8s.io/jobset-name"),
+       .binding = plugin::Binding::kRequired},
   };
 
   explicit KubeflowTraining(const Json& config) : config_(Config::parse(config)) {}

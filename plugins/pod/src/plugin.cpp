@@ -8,13 +8,15 @@ class Pod {
  public:
   static constexpr plugin::Info info{"pod", "0.1.0", plugin::Stability::kAlpha};
   // Held by the admission gate the bridge's webhook adds; a Pod without the queue label is a
-  // plain Pod the core only counts on its node.
+  // plain Pod the core only counts on its node. Binding required; a Pod has no template for the
+  // webhook to gate: its admission gate holds it.
   static constexpr plugin::Kind kinds[] = {{.group = "",
                                             .version = "v1",
                                             .kind = "Pod",
                                             .plural = "pods",
                                             .hold = plugin::Hold::scheduling_gate(kAdmissionGate),
-                                            .queued_only = true}};
+                                            .queued_only = true,
+                                            .binding = plugin::Binding::kRequired}};
 
   explicit Pod(const Json& config) : config_(Config::parse(config)) {}
 

@@ -8,18 +8,21 @@ class RayPlugin {
  public:
   static constexpr plugin::Info info{"ray", "0.1.0", plugin::Stability::kStable};
   // Both suspend through spec.suspend. A RayCluster's pods carry its name in ray.io/cluster; a
-  // RayJob's belong to the RayCluster it creates (owner chain).
+  // RayJob's belong to the RayCluster it creates (owner chain). Each pod is bound to the node
+  // gpuaas placed it on (binding required).
   static constexpr plugin::Kind kinds[] = {{.group = "ray.io",
                                             .version = "v1",
                                             .kind = "RayCluster",
                                             .plural = "rayclusters",
                                             .hold = plugin::Hold::set_true("/spec/suspend"),
-                                            .pods = plugin::Pods::by_label("ray.io/cluster")},
+                                            .pods = plugin::Pods::by_label("ray.io/cluster"),
+                                            .binding = plugin::Binding::kRequired},
                                            {.group = "ray.io",
                                             .version = "v1",
                                             .kind = "RayJob",
                                             .plural = "rayjobs",
-                                            .hold = plugin::Hold::set_true("/spec/suspend")}};
+                                            .hold = plugin::Hold::set_true("/spec/suspend"),
+                                            .binding = plugin::Binding::kRequired}};
 
   explicit RayPlugin(const Json& config) : config_(Config::parse(config)) {}
 

@@ -13,6 +13,7 @@ class Workbench {
   // writes without an event time (a webhook has none); the notebook controller reads presence, so
   // any value already holds it. Its pods sit under a StatefulSet the bridge does not watch: found
   // by the controller's notebook-name label. v1 first: the bridge watches the first version.
+  // Binding preferred, as for any session: its pod comes and goes with its user.
   static constexpr plugin::Kind kinds[] = {
       {.group = "kubeflow.org",
        .version = "v1",
@@ -20,14 +21,16 @@ class Workbench {
        .plural = "notebooks",
        .hold = plugin::Hold::annotation("kubeflow-resource-stopped", "1970-01-01T00:00:00Z", true),
        .pods = plugin::Pods::by_label("notebook-name"),
-       .session = true},
+       .session = true,
+       .binding = plugin::Binding::kPreferred},
       {.group = "kubeflow.org",
        .version = "v1beta1",
        .kind = "Notebook",
        .plural = "notebooks",
        .hold = plugin::Hold::annotation("kubeflow-resource-stopped", "1970-01-01T00:00:00Z", true),
        .pods = plugin::Pods::by_label("notebook-name"),
-       .session = true}};
+       .session = true,
+       .binding = plugin::Binding::kPreferred}};
 
   explicit Workbench(const Json& config) : config_(Config::parse(config)) {}
 

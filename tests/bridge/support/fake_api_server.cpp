@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "fake_api_discovery.hpp"
 #include "fake_api_store.hpp"
 #include "gpuaas/telemetry/civetweb_server.hpp"
 
@@ -39,6 +40,19 @@ void SendFixed(mg_connection* conn, int status, const std::string& body) {
 bool SendChunk(mg_connection* conn, const std::string& data) {
   if (data.empty()) return true;
   return mg_send_chunk(conn, data.data(), static_cast<unsigned>(data.size())) > 0;
+}
+
+// A patch that cannot be applied (422) gets its message as a cause too, as the real API server
+// words it: older kubectl (1.20) prints only the causes of an Invalid Status.
+void AddPatchCause(const std::string& method, Reply& reply) {
+  if (method != "PATCH" || reply.status != 422 || !reply.body.is_object() ||
+      reply.body.contains("details")) {
+    return;
+  }
+  reply.body["details"] = {{"causes",
+                            {{{"reason", "UnexpectedServerResponse"},
+                              {"field", "patch"},
+                              {"message", reply.body.value("message", "")}}}}};
 }
 
 }  // namespace
@@ -171,13 +185,19 @@ struct FakeApiServer::Impl {
       {
         std::lock_guard lock(self->store.mutex);
         self->store.requests.push_back(req);
-        reply = self->store.handle(req, query, watch_route);
+        const std::string address = "127.0.0.1:" + std::to_string(self->server->port());
+        if (auto discovery = DiscoveryReply(self->store, req, address)) {
+          reply = std::move(*discovery);
+        } else {
+          reply = self->store.handle(req, query, watch_route);
+        }
       }
       self->store.changed.notify_all();  // a create, patch or delete wakes the watches
       if (watch_route) {
         self->Watch(conn, *watch_route, query);
         return 200;
       }
+      AddPatchCause(req.method, reply);
       SendFixed(conn, reply.status, reply.body.dump());
       return reply.status;
     } catch (const std::exception& e) {
@@ -240,6 +260,8 @@ std::unique_ptr<FakeApiServer> FakeApiServer::start_tls(const std::string& pem_f
   return std::unique_ptr<FakeApiServer>(
       new FakeApiServer(StartImpl(pem_file, tls_shim, client_ca_file)));
 }
+
+FakeStore& FakeApiServer::store() { return impl_->store; }
 
 std::string FakeApiServer::url() const {
   return std::string(impl_->tls ? "https" : "http") +

@@ -1,13 +1,18 @@
 // An in-process fake Kubernetes API server for the bridge's tests (civetweb, 127.0.0.1, a free
 // port). It speaks the real API's wire format for what the bridge uses: list (paged), watch
-// (chunked JSON lines, bookmarks, timeouts, 410 Gone and ERROR events), get, create, merge patch,
-// delete and the /scale subresource, with Status bodies for errors. Tests change the store
-// directly and inject failures.
+// (chunked JSON lines, bookmarks, timeouts, 410 Gone and ERROR events), get, create, merge and
+// JSON patch, delete and the /scale subresource, with Status bodies for errors. It also serves
+// discovery (/api, /apis, their group versions, /version; fake_api_discovery.hpp) for the
+// registered resources, so that a stock kubectl works against it (kubectl_test.cpp). Tests change
+// the store directly and inject failures.
 // Like the real server: list items of built-in types (no dot in the group) come without kind and
 // apiVersion; a watch from resourceVersion "" or "0" starts with the current objects as ADDED;
 // a no-op patch changes no resourceVersion; a spec change bumps metadata.generation; pages of a
 // list share the first page's resourceVersion. Not modelled: field selectors, set-based label
-// selectors, server-side apply, admission, finalizers, compaction of continue tokens.
+// selectors, server-side apply, admission, finalizers, compaction of continue tokens, Table
+// output (kubectl prints its own NAME/AGE columns), OpenAPI (404, so kubectl needs
+// --validate=false), strategic merge patch (a plain merge patch on built-in kinds; custom
+// resources get 415 as from the real server).
 #pragma once
 
 #include <memory>
@@ -18,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 namespace gpuaas::bridge {
+
+struct FakeStore;
 
 class FakeApiServer {
  public:
@@ -75,6 +82,10 @@ class FakeApiServer {
   int open_watches() const;
   // Waits (bounded, polling) until at least n watches are open; false on timeout.
   bool wait_for_watches(int n, int timeout_ms = 5000) const;
+
+  // The store itself, for stand-ins of cluster controllers (stand_in_operator.hpp,
+  // stand_in_scheduler.hpp) that act on it as the API server's own requests do.
+  FakeStore& store();
 
   struct Impl;
 

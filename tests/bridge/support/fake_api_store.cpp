@@ -478,3 +478,70 @@ Reply FakeStore::scale(const Route& route, const FakeApiServer::Request& request
 }
 
 }  // namespace gpuaas::bridge
+
+namespace gpuaas::bridge::controller {
+namespace {
+
+using nlohmann::json;
+
+int ResourceOf(const FakeStore& store, const json& object) {
+  const int r = store.find_kind(object.value("apiVersion", ""), object.value("kind", ""));
+  if (r < 0) {
+    throw std::invalid_argument("controller: unregistered kind " + object.value("apiVersion", "") +
+                                " " + object.value("kind", ""));
+  }
+  return r;
+}
+
+std::string PathOf(const FakeStore& store, int r, const json& object, bool item) {
+  const auto& res = store.resources[r];
+  std::string path = res.api_version.find('/') == std::string::npos ? "/api/" + res.api_version
+                                                                    : "/apis/" + res.api_version;
+  const json meta = object.value("metadata", json::object());
+  if (res.namespaced) path += "/namespaces/" + meta.value("namespace", std::string("default"));
+  path += "/" + res.plural;
+  if (item) path += "/" + meta.value("name", "");
+  return path;
+}
+
+Reply Serve(FakeStore& store, FakeApiServer::Request request) {
+  // Injected failures wait for the client under test; put them back whatever happens.
+  struct Restore {
+    FakeStore& store;
+    std::vector<FakeStore::Failure> saved;
+    ~Restore() { store.failures.swap(saved); }
+  } restore{store, {}};
+  restore.saved.swap(store.failures);
+  request.authorization = "Bearer " + store.required_token;
+  std::optional<Route> watch;
+  return store.handle(request, Query(""), watch);
+}
+
+}  // namespace
+
+std::vector<json> List(const FakeStore& store, const std::string& api_version,
+                       const std::string& kind, const std::string& ns) {
+  const int r = store.find_kind(api_version, kind);
+  return r < 0 ? std::vector<json>() : store.list(r, ns, "");
+}
+
+Reply Create(FakeStore& store, const json& object) {
+  const int r = ResourceOf(store, object);
+  return Serve(
+      store, {"POST", PathOf(store, r, object, false), "", "application/json", object.dump(), ""});
+}
+
+Reply MergePatch(FakeStore& store, const json& object, const json& patch,
+                 const std::string& subresource) {
+  const int r = ResourceOf(store, object);
+  std::string path = PathOf(store, r, object, true);
+  if (!subresource.empty()) path += "/" + subresource;
+  return Serve(store, {"PATCH", path, "", "application/merge-patch+json", patch.dump(), ""});
+}
+
+Reply Delete(FakeStore& store, const json& object) {
+  const int r = ResourceOf(store, object);
+  return Serve(store, {"DELETE", PathOf(store, r, object, true), "", "", "", ""});
+}
+
+}  // namespace gpuaas::bridge::controller

@@ -110,3 +110,21 @@ struct FakeStore {
 };
 
 }  // namespace gpuaas::bridge
+
+// For stand-ins of cluster controllers (stand_in_operator.hpp, stand_in_scheduler.hpp): requests
+// served as the API server serves a client's, so watches see the same events. They skip the token
+// check and the injected failures, which are meant for the client under test, and are not logged
+// in `requests`. The caller locks store.mutex and notifies store.changed after unlocking.
+namespace gpuaas::bridge::controller {
+
+// The objects of a kind ("" = all namespaces), kind and apiVersion kept; none if unregistered.
+std::vector<nlohmann::json> List(const FakeStore& store, const std::string& api_version,
+                                 const std::string& kind, const std::string& ns = "");
+// POST to the collection of the object's kind and namespace.
+Reply Create(FakeStore& store, const nlohmann::json& object);
+// A JSON merge patch on the object, or on its status with subresource "status".
+Reply MergePatch(FakeStore& store, const nlohmann::json& object, const nlohmann::json& patch,
+                 const std::string& subresource = "");
+Reply Delete(FakeStore& store, const nlohmann::json& object);
+
+}  // namespace gpuaas::bridge::controller

@@ -17,6 +17,10 @@
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 
+namespace gpuaas::host {
+class PluginHost;
+}
+
 namespace gpuaas::bridge {
 
 class ActionApplier;
@@ -58,6 +62,9 @@ class Bridge {
   std::unique_ptr<AppliedLedger> ledger_;
   std::unique_ptr<DecisionReporter> reporter_;
   std::unique_ptr<ActionApplier> applier_;
+  // The plugins the webhook asks for demands (placement gates); declared first, so destroyed
+  // after the webhook whose threads call them.
+  std::unique_ptr<host::PluginHost> plugins_;
   std::unique_ptr<AdmissionWebhook> webhook_;
   std::unique_ptr<bus::Subscription> status_sub_;
   std::vector<std::unique_ptr<ResourceWatcher>> watchers_;

@@ -61,6 +61,9 @@ struct BridgeConfig {
     // The rules in force: the plugins' kinds' holds (plugin_kinds.hpp) with `holds:` over them.
     std::vector<HoldRule> holds = default_hold_rules();
     std::vector<HoldRule> hold_overrides;  // `holds:` as written, kNone entries included
+    // `placementGates`: gate the pod templates of a new queued workload whose kind's binding is
+    // required (placement_gates.hpp); needs the plugins (`plugins:`) to ask for its demand.
+    bool placement_gates = true;
   } webhook;
 
   struct Metrics {

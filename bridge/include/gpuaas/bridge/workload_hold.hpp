@@ -91,6 +91,9 @@ struct HoldDecision {
   nlohmann::json patch;   // RFC 6902 operations (held or labelled only)
   std::string reason;     // why it passed, or what was held, for logs and tests
   std::string warning;    // the object could not be held (returned to the client as a warning)
+  // A queued CREATE of a workload of its own (no controller of a held kind, not a DaemonSet's):
+  // its pod templates may be gated (placement_gates.hpp), whether a rule holds it or not.
+  bool workload = false;
 };
 
 // operation: the AdmissionRequest's ("CREATE", "UPDATE", ...); group/kind: the request's kind.

@@ -74,6 +74,7 @@ void AdmissionStage::emit(const ClusterModel& model, std::vector<admission::Deci
     if (const auto* v = model.view_of(d.workload); v && v->demand)
       for (const auto& ps : v->demand->pod_sets()) pod_sets.push_back(ps.name());
     const std::string hint = admit ? placement_json(d, pod_sets).dump() : std::string();
+    if (hooks.placed) hooks.placed(d, pod_sets);
     if (admit) {
       admit_requests_[d.workload] = {req.SerializeAsString(), hint};
     } else {

@@ -7,6 +7,7 @@
 
 #include "admission/stage/admission_inputs.hpp"
 #include "admission/stage/queue_metrics.hpp"
+#include "binding/binding_stage.hpp"
 #include "gpuaas/base/archive.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "pipeline/decision_sink.hpp"
@@ -21,6 +22,14 @@ AdmissionStage::AdmissionStage(telemetry::Registry* registry, QueueMetrics& queu
                           .Help("gpuaas.io/deadline or expected-duration values that do not parse.")
                           .Register(*registry)
                           .Add({});
+  bound_elsewhere_ =
+      &telemetry::BuildCounter()
+           .Name("gpuaas_pods_bound_elsewhere_total")
+           .Help(
+               "Pods of admitted workloads that run on a node their placement did not choose; "
+               "the node accounting counts them where they run.")
+           .Register(*registry)
+           .Add({});
   decisions_ = &telemetry::BuildCounter()
                     .Name("gpuaas_admission_decisions_total")
                     .Help("Admission decisions, by kind (admit, preempt) and the rule that fired.")
@@ -58,7 +67,8 @@ void AdmissionStage::upsert_node(const ClusterModel& model, const std::string& n
   engine_->upsert_node(std::move(info), now);
 }
 
-void AdmissionStage::update_pod(const ClusterModel& model, const ModelChange& ch) {
+void AdmissionStage::update_pod(const ClusterModel& model, const ModelChange& ch,
+                                const BindingStage& binding) {
   auto add = [&](const std::string& node, const ResourceList& req, int sign) {
     auto& m = managed_requests_[node];
     for (const auto& [r, v] : req) {
@@ -71,12 +81,21 @@ void AdmissionStage::update_pod(const ClusterModel& model, const ModelChange& ch
     managed_pods_.erase(it);
   }
   const KubeObject* pod = model.pod(ch.key);
+  if (!pod) bound_elsewhere_seen_.erase(ch.key);
   if (pod && pod->pod && !pod->pod->node_name.empty() && pod->pod->phase != "Succeeded" &&
       pod->pod->phase != "Failed") {
     const std::string w = model.workload_of(*pod);
     if (!w.empty() && queued_.count(w)) {
-      managed_pods_[ch.key] = {pod->pod->node_name, pod->pod->requests};
-      add(pod->pod->node_name, pod->pod->requests, +1);
+      if (binding.planned_on(w, pod->pod->node_name)) {
+        managed_pods_[ch.key] = {pod->pod->node_name, pod->pod->requests};
+        add(pod->pod->node_name, pod->pod->requests, +1);
+      } else if (bound_elsewhere_seen_.insert(ch.key).second) {
+        // Bound where its admission did not place it (its gate removed by hand, another
+        // scheduler): what it holds is real, so the node has that much less; the planned node
+        // stays reserved too, which over-counts until the workload ends, never under-counts.
+        spdlog::warn("Pod {}: runs on {}, not where {} was placed", ch.key, pod->pod->node_name, w);
+        if (bound_elsewhere_) bound_elsewhere_->Increment();
+      }
     }
   }
 }

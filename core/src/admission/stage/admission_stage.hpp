@@ -32,6 +32,7 @@ class Family;
 
 namespace gpuaas::core {
 
+class BindingStage;
 class DecisionSink;
 class QueueMetrics;
 
@@ -46,6 +47,10 @@ class AdmissionStage {
     std::function<WorkloadAction(const std::string& key)> admit_action;
     // A preempted workload already stopped: fed to the stages again, so it queues now.
     std::function<void(const std::string& key)> requeue;
+    // A decision is about to leave: binding keeps an admission's plan (its pods' nodes), and
+    // drops it on a preemption.
+    std::function<void(const admission::Decision&, const std::vector<std::string>& pod_sets)>
+        placed;
   };
 
   bool active() const { return engine_ != nullptr; }
@@ -59,8 +64,10 @@ class AdmissionStage {
   // `cordoned`: being drained for scale-in, so nothing new goes there.
   void upsert_node(const ClusterModel& model, const std::string& name, bool cordoned);
   // Pods of queued workloads are counted by the engine's own placements; the rest (daemon sets,
-  // unmanaged pods) is what nodes have less of. The caller then updates the pod's node.
-  void update_pod(const ClusterModel& model, const ModelChange& change);
+  // unmanaged pods, and a queued workload's pod bound to a node its plan does not have) is what
+  // nodes have less of. The caller then updates the pod's node.
+  void update_pod(const ClusterModel& model, const ModelChange& change,
+                  const BindingStage& binding);
   void set_namespace(const KubeObject& ns, admission::Time now);
   // A PriorityClass's value gives the priority of workloads whose pods name it.
   void set_priority_class(const KubeObject& pc, admission::Time now);
@@ -148,6 +155,9 @@ class AdmissionStage {
   // The PriorityClass with globalDefault: true ("" when none). Not in the snapshot: the engine
   // keeps its value, and the next change of it comes as an object event.
   std::string global_default_;
+  // Pods counted in gpuaas_pods_bound_elsewhere_total, once each (not in the snapshot).
+  std::set<std::string> bound_elsewhere_seen_;
+  telemetry::Counter* bound_elsewhere_ = nullptr;
   telemetry::Counter* bad_annotations_ = nullptr;
   telemetry::Family<telemetry::Counter>* decisions_ = nullptr;  // by kind and rule
 };

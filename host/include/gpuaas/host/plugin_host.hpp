@@ -21,8 +21,8 @@
 //  - abi: majors must be equal, the plugin's minor must not be newer than the host's.
 //  - schema: event_schema must be GPUAAS_PLUGIN_EVENT_SCHEMA (the payloads' protobuf package).
 //  - descriptor: status stable/alpha, a name, a semver version, at least one kind.
-//  - kind_info (ABI 1.1): one valid entry per kind (plural, scope, hold, pods, flags); a 1.0
-//    plugin's kinds get the 1.0 defaults instead (host/src/kind_defaults.cpp).
+//  - kind_info (ABI 1.1): one valid entry per kind (plural, scope, hold, pods, flags, and from 1.2
+//    binding); a 1.0 plugin's kinds get the 1.0 defaults instead (host/src/kind_defaults.cpp).
 //  - capabilities: each declared capability has its functions, each function set belongs to a
 //    declared capability, no unknown bits. A half-declared plugin is a build mistake; refusing
 //    it at load beats a wrong answer at the first call.

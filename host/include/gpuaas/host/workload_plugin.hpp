@@ -47,9 +47,16 @@ struct KindHold {
 };
 std::string_view hold_type_name(KindHold::Type type);  // "none", "setTrue", ...
 
+// How firmly a kind's pods are bound to the nodes gpuaas places them on (the ABI's
+// GPUAAS_BINDING_*), resolved: a kind that declares none (or a plugin older than ABI 1.2) gets
+// kPreferred when it is a session, else kRequired. kRequired: every pod template its demand names
+// is gated by the bridge's webhook until gpuaasd opens each pod on its node.
+enum class KindBinding { kRequired, kPreferred, kOff };
+std::string_view binding_name(KindBinding binding);  // "required", "preferred", "off"
+
 // A kind a plugin handles, e.g. {"ray.io", "v1", "RayCluster"}; group is empty for core kinds.
-// Besides its name: what its gpuaas_kind_info says (ABI 1.1), or for a plugin built against 1.0
-// what gpuaas had built in for the kind (host/src/kind_defaults.cpp).
+// Besides its name: what its gpuaas_kind_info says (ABI 1.1, binding 1.2), or for a plugin built
+// against 1.0 what gpuaas had built in for the kind (host/src/kind_defaults.cpp).
 struct PluginKind {
   std::string group;
   std::string version;
@@ -60,7 +67,8 @@ struct PluginKind {
   std::string pod_label;     // the pods carry it with the object's name; "" = by owner chain
   bool session = false;      // an interactive session: NotebookPolicy applies
   bool queued_only = false;  // only objects with the queue label are workloads
-  bool declared = false;     // by the plugin (1.1); false: the host's 1.0 defaults
+  KindBinding binding = KindBinding::kRequired;
+  bool declared = false;  // by the plugin (1.1); false: the host's 1.0 defaults
 
   // "group/version", or "version" when the group is empty: the object's apiVersion.
   std::string api_version() const;

@@ -140,6 +140,11 @@ struct WorkloadPriorityClass {
   SourceRef at;
 };
 
+// How an admitted workload's pods are held to the nodes placement chose (docs/admission.md):
+// required narrows each gated pod to its node, preferred gives its templates a preferred node
+// affinity and no gate, off publishes the plan only. kKindDefault: what the kind's plugin says.
+enum class Binding { kKindDefault, kRequired, kPreferred, kOff };
+
 // gpuaas.io/v1alpha1 AdmissionPolicy: what Kueue's kinds cannot say. At most one per set.
 struct AdmissionPolicy {
   std::string name;  // empty: none was written (the defaults below apply)
@@ -162,6 +167,11 @@ struct AdmissionPolicy {
   // Admit only when the pods fit on Ready nodes now (gpuaas). false: quota alone admits and the
   // pods wait for nodes like Kueue's do (for comparisons, and for nodes gpuaas does not see).
   bool require_node_fit = true;
+  // Binding of placements: for every kind, then per ResourceFlavor (the flavor's wins).
+  Binding binding = Binding::kKindDefault;
+  std::map<std::string, Binding> binding_by_flavor;
+  // A pod still Unschedulable this long after its gate opened requeues its workload.
+  std::chrono::seconds bind_timeout{120};
   // Earliest deadline first and holds for deadlines (gpuaas.io/deadline). false: deadlines are
   // ignored, as Kueue would (the simulator's baselines).
   bool deadlines = true;

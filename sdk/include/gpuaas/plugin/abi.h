@@ -18,6 +18,8 @@
  *        queued only). A 1.0 plugin still loads: the host gives each of its kinds the
  *        information gpuaas had built in for that kind before 1.1 (plural = lower-case kind + "s",
  *        namespaced, not held, pods by owner, for a kind it has none for).
+ *   1.2  gpuaas_kind_info adds `binding`. An entry of 1.1 (struct_size through `flags`) reads as
+ *        GPUAAS_BINDING_DEFAULT.
  * A new minor only appends: fields to a struct, constants, functions to the api table.
  *
  * Threads: the host never calls one instance from two threads at once; distinct instances may be
@@ -36,7 +38,7 @@ extern "C" {
 #endif
 
 #define GPUAAS_PLUGIN_ABI_MAJOR 1u
-#define GPUAAS_PLUGIN_ABI_MINOR 1u
+#define GPUAAS_PLUGIN_ABI_MINOR 2u
 /* The one exported symbol: a gpuaas_plugin_descriptor_fn named gpuaas_plugin_get_descriptor. */
 #define GPUAAS_PLUGIN_ENTRY_POINT "gpuaas_plugin_get_descriptor"
 /* The event contract the plugin was built for (sdk/proto). */
@@ -118,8 +120,19 @@ typedef struct gpuaas_kind {
 #define GPUAAS_KIND_FLAGS_KNOWN_1_1 \
   (GPUAAS_KIND_SESSION | GPUAAS_KIND_QUEUED_ONLY | GPUAAS_KIND_HOLD_ANY_VALUE)
 
-/* What gpuaas needs to know about a kind besides its name (ABI 1.1). Strings are NULL when the
- * field does not apply; they live as long as the library. */
+/* How firmly a workload's pods are bound to the nodes gpuaas places them on
+ * (gpuaas_kind_info.binding, ABI 1.2). REQUIRED: the bridge's webhook puts a scheduling gate on
+ * each pod template the demand names (PodSet.template_pointer), so every pod waits until gpuaasd
+ * opens it on its node; for batch and gang work. PREFERRED: pods are not gated and placement is
+ * a preference; for serving and sessions, whose pods come and go. OFF: gpuaas does not place the
+ * pods. DEFAULT: the host decides (PREFERRED for a GPUAAS_KIND_SESSION kind, else REQUIRED). */
+#define GPUAAS_BINDING_DEFAULT 0u
+#define GPUAAS_BINDING_REQUIRED 1u
+#define GPUAAS_BINDING_PREFERRED 2u
+#define GPUAAS_BINDING_OFF 3u
+
+/* What gpuaas needs to know about a kind besides its name (ABI 1.1; `binding` 1.2). Strings are
+ * NULL when the field does not apply; they live as long as the library. */
 typedef struct gpuaas_kind_info {
   uint32_t struct_size; /* sizeof(gpuaas_kind_info) when the plugin was built */
   uint32_t scope;       /* GPUAAS_SCOPE_* */
@@ -130,6 +143,7 @@ typedef struct gpuaas_kind_info {
   const char* hold_value;  /* ANNOTATION: the value written */
   const char* pod_label;   /* PODS_BY_LABEL: the pod label's key, e.g. "ray.io/cluster" */
   uint64_t flags;          /* GPUAAS_KIND_* */
+  uint32_t binding;        /* GPUAAS_BINDING_* (ABI 1.2) */
   /* Append new fields here, never elsewhere. */
 } gpuaas_kind_info;
 

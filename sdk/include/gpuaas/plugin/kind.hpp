@@ -1,10 +1,12 @@
 // A kind a plugin handles and what gpuaas needs to know about it besides its name (ABI 1.1's
 // gpuaas_kind_info): its plural, its scope, how a new object is held until admitted, how its pods
-// are found, whether it is a session, and whether only queued objects are workloads.
+// are found, whether it is a session, whether only queued objects are workloads, and (ABI 1.2)
+// how firmly its pods are bound to the nodes gpuaas places them on.
 //
 //   static constexpr gpuaas::plugin::Kind kinds[] = {
 //       {.group = "ray.io", .version = "v1", .kind = "RayJob", .plural = "rayjobs",
-//        .hold = gpuaas::plugin::Hold::set_true("/spec/suspend")},
+//        .hold = gpuaas::plugin::Hold::set_true("/spec/suspend"),
+//        .binding = gpuaas::plugin::Binding::kRequired},
 //       {.group = "", .version = "v1", .kind = "Pod", .plural = "pods",
 //        .hold = gpuaas::plugin::Hold::scheduling_gate("kueue.x-k8s.io/admission"),
 //        .queued_only = true},
@@ -50,6 +52,13 @@ struct Pods {
   static constexpr Pods by_label(const char* key) { return {key}; }
 };
 
+// How firmly the workload's pods are bound to the nodes gpuaas places them on (GPUAAS_BINDING_*).
+// kRequired: the bridge's webhook gates each pod template the demand names (pod_set() keeps the
+// template's pointer), so that no pod starts before gpuaasd opens it on its node: batch and gang
+// work. kPreferred: no gate, placement is a preference: serving and sessions, whose pods come and
+// go. kOff: gpuaas does not place the pods. kDefault: kPreferred for a session, else kRequired.
+enum class Binding { kDefault, kRequired, kPreferred, kOff };
+
 struct Kind {
   const char* group;  // "" for the core group
   const char* version;
@@ -61,6 +70,7 @@ struct Kind {
   Pods pods = {};
   bool session = false;      // an interactive session: NotebookPolicy applies to it
   bool queued_only = false;  // only objects with the queue label are workloads (plain Pods)
+  Binding binding = Binding::kDefault;
 };
 
 namespace detail {
@@ -136,6 +146,12 @@ constexpr bool hold_ok(const Hold& h) {
 }
 
 constexpr bool pods_ok(const Pods& p) { return p.label == nullptr || is_qualified_name(p.label); }
+
+// One of the four values: a cast from an integer can name another.
+constexpr bool binding_ok(Binding b) {
+  return b == Binding::kDefault || b == Binding::kRequired || b == Binding::kPreferred ||
+         b == Binding::kOff;
+}
 
 template <typename Kinds>
 constexpr bool all_kinds(const Kinds& kinds, bool (*ok)(const Kind&)) {

@@ -164,6 +164,9 @@ constexpr bool check() {
   static_assert(all_kinds(T::kinds, [](const Kind& k) { return pods_ok(k.pods); }),
                 "gpuaas plugin: a kind's .pods label must be a label key such as "
                 "Pods::by_label(\"ray.io/cluster\")");
+  static_assert(all_kinds(T::kinds, [](const Kind& k) { return binding_ok(k.binding); }),
+                "gpuaas plugin: a kind's .binding must be Binding::kDefault, Binding::kRequired, "
+                "Binding::kPreferred or Binding::kOff");
   static_assert(is_semver(T::info.version),
                 "gpuaas plugin: info.version must be semver, MAJOR.MINOR.PATCH[-pre][+build]");
   static_assert(std::string_view(T::info.name).size() > 0, "gpuaas plugin: info.name is empty");

@@ -14,7 +14,9 @@ namespace gpuaas::plugin {
 // (the API server's defaulting); the pod needs max(sum of containers and sidecars, the largest
 // init container plus the sidecars started before it), plus spec.overhead. Any resource name is
 // kept (nvidia.com/gpu, MIG profiles such as nvidia.com/mig-1g.10gb, fractions like "0.5").
-// `where` is the spec's JSON pointer, used in messages. Throws InvalidInput.
+// `where` is the spec's JSON pointer, used in messages; when it names the spec of a pod template
+// (".../template/spec"), the template's pointer is kept as the set's template_pointer. Throws
+// InvalidInput.
 v1::PodSet pod_set(const std::string& name, int64_t count, const Json& pod_spec,
                    const std::string& where);
 

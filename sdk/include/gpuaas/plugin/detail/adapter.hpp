@@ -89,6 +89,20 @@ constexpr gpuaas_kind_info kind_info(const Kind& k) {
   info.flags = (k.session ? GPUAAS_KIND_SESSION : 0) |
                (k.queued_only ? GPUAAS_KIND_QUEUED_ONLY : 0) |
                (k.hold.any_value ? GPUAAS_KIND_HOLD_ANY_VALUE : 0);
+  switch (k.binding) {
+    case Binding::kDefault:
+      info.binding = GPUAAS_BINDING_DEFAULT;
+      break;
+    case Binding::kRequired:
+      info.binding = GPUAAS_BINDING_REQUIRED;
+      break;
+    case Binding::kPreferred:
+      info.binding = GPUAAS_BINDING_PREFERRED;
+      break;
+    case Binding::kOff:
+      info.binding = GPUAAS_BINDING_OFF;
+      break;
+  }
   return info;
 }
 

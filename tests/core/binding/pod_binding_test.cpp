@@ -1,0 +1,320 @@
+// Placement that binds, through gpuaasd on a real nats-server with the real plugins: a plain Pod's
+// admission narrows it to its planned node; a PyTorchJob's gated pods open together, each on the
+// node planned for it; a pod that requires another host stays gated; a pod that runs elsewhere
+// is counted where it runs.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "gpuaas/sim/baselines.hpp"
+#include "gpuaas/sim/daemon_driver.hpp"
+#include "nats_fixture.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+using Time = sim::Time;
+
+std::string policy() {
+  return R"(apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec: {nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-a}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources:
+      - {name: cpu, nominalQuota: 256}
+      - {name: memory, nominalQuota: 4Ti}
+      - {name: nvidia.com/gpu, nominalQuota: 64}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: main, namespace: research}
+spec: {clusterQueue: team-a}
+)";
+}
+
+// Node names differ from their hostname labels, so a test sees which one the patch names.
+json node(const std::string& name, int gpus) {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"labels",
+         {{"nvidia.com/gpu.product", "NVIDIA-H100"}, {"kubernetes.io/hostname", "host-" + name}}}}},
+      {"status",
+       {{"capacity", {{"cpu", "64"}, {"memory", "1Ti"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+        {"allocatable",
+         {{"cpu", "64"}, {"memory", "1Ti"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
+}
+
+json containers(int gpus) {
+  return json::array({{{"name", "main"},
+                       {"image", "trainer"},
+                       {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}});
+}
+
+json plain_pod(const std::string& name, int gpus) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "research"},
+            {"uid", "uid-" + name},
+            {"resourceVersion", "10"},
+            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
+          {"spec",
+           {{"schedulingGates", json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
+            {"containers", containers(gpus)}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+json pytorchjob(const std::string& name, int workers, int gpus) {
+  auto replica = [&](int n) {
+    return json{{"replicas", n}, {"template", {{"spec", {{"containers", containers(gpus)}}}}}};
+  };
+  return {{"apiVersion", "kubeflow.org/v1"},
+          {"kind", "PyTorchJob"},
+          {"metadata",
+           {{"name", name},
+            {"namespace", "research"},
+            {"uid", "uid-" + name},
+            {"resourceVersion", "3"},
+            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
+          {"spec",
+           {{"runPolicy", {{"suspend", true}}},
+            {"pytorchReplicaSpecs", {{"Master", replica(1)}, {"Worker", replica(workers)}}}}}};
+}
+
+// A pod of the job as its operator makes it from the template the webhook gated and labelled.
+json job_pod(const std::string& job, const std::string& set, int i, int gpus) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", job + "-" + set + "-" + std::to_string(i)},
+            {"namespace", "research"},
+            {"uid", "uid-" + job + "-" + set + std::to_string(i)},
+            {"resourceVersion", "20"},
+            {"labels", {{"gpuaas.io/pod-set", set}}},
+            {"ownerReferences", json::array({{{"apiVersion", "kubeflow.org/v1"},
+                                              {"kind", "PyTorchJob"},
+                                              {"name", job},
+                                              {"uid", "uid-" + job},
+                                              {"controller", true}}})}}},
+          {"spec",
+           {{"schedulingGates",
+             json::array({{{"name", "gpuaas.io/placement"}}, {{"name", "example.com/other"}}})},
+            {"containers", containers(gpus)}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+// The placement hint of the job's admission: pod set -> node -> count.
+std::map<std::string, std::map<std::string, int>> plan_of(const std::vector<v1::Action>& actions,
+                                                          const std::string& job) {
+  std::map<std::string, std::map<std::string, int>> out;
+  for (const auto& a : actions) {
+    if (a.target().name() != job) continue;
+    const json body = json::parse(a.body_json());
+    const auto hint = body["metadata"]["annotations"].value("gpuaas.io/placement", "");
+    if (hint.empty()) continue;
+    const json parsed = json::parse(hint);
+    for (const auto& s : parsed["podSets"])
+      for (const auto& [n, c] : s["nodes"].items()) out[s["podSet"]][n] = c.get<int>();
+  }
+  return out;
+}
+
+// Pod name -> the body of the patch that opened its placement gate.
+std::map<std::string, json> openings(const std::vector<v1::Action>& actions) {
+  std::map<std::string, json> out;
+  for (const auto& a : actions) {
+    if (a.target().kind() != "Pod" || a.rule() != "placement/bind") continue;
+    out[a.target().name()] = json::parse(a.body_json());
+  }
+  return out;
+}
+
+class PodBindingTest : public gpuaas::testing::NatsServerTest {
+ protected:
+  void SetUp() override {
+    gpuaas::testing::NatsServerTest::SetUp();
+    sim::DaemonDriver::Options o;
+    o.server = url();
+    o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
+    o.subject_root = "binding" + std::to_string(++runs_);
+    auto d = sim::DaemonDriver::start(o);
+    ASSERT_TRUE(d) << d.status().message();
+    driver_ = std::move(d).value();
+    auto p = sim::policy_set_json({{"policy.yaml", policy()}});
+    ASSERT_TRUE(p) << p.status().message();
+    driver_->object(sim::Change::kAdded, json::parse(*p), now_);
+    driver_->object(sim::Change::kAdded, node("a", 8), now_);
+    driver_->object(sim::Change::kAdded, node("b", 8), now_);
+    ASSERT_TRUE(driver_->settle());
+  }
+  std::vector<v1::Action> send(sim::Change c, const json& object) {
+    driver_->object(c, object, now_ += std::chrono::seconds(1));
+    auto r = driver_->settle();
+    EXPECT_TRUE(r) << r.status().message();
+    return r ? *r : std::vector<v1::Action>{};
+  }
+  std::vector<v1::Action> add(const json& object) { return send(sim::Change::kAdded, object); }
+  json explain(const std::string& w) { return json::parse(driver_->explain_json(w)); }
+  double metric(const std::string& line) {
+    const std::string text = "\n" + driver_->metrics_text();
+    const auto at = text.find("\n" + line + " ");  // a sample, not its # HELP line
+    return at == std::string::npos ? -1 : std::stod(text.substr(at + line.size() + 2));
+  }
+
+  Time now_{std::chrono::milliseconds(1'800'000'000'000)};
+  std::unique_ptr<sim::DaemonDriver> driver_;
+  static inline int runs_ = 0;
+};
+
+TEST_F(PodBindingTest, APlainPodsAdmissionNarrowsItToItsPlannedNodesHostname) {
+  const auto actions = add(plain_pod("solo", 2));
+  const v1::Action* open = nullptr;
+  for (const auto& a : actions)
+    if (a.target().name() == "solo" && a.body_json().find("schedulingGates") != std::string::npos)
+      open = &a;
+  ASSERT_NE(open, nullptr);
+  const json body = json::parse(open->body_json());
+  const std::string host = body["spec"]["nodeSelector"].value("kubernetes.io/hostname", "");
+  EXPECT_TRUE(host == "host-a" || host == "host-b") << body.dump();
+  EXPECT_EQ(body["metadata"]["resourceVersion"], "10") << "conditioned on the pod's version";
+}
+
+TEST_F(PodBindingTest, APlainPodWithItsOwnAffinityIsNarrowedInEveryTerm) {
+  json p = plain_pod("picky", 1);
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+   ["nodeSelectorTerms"] = json::array(
+       {{{"matchExpressions", json::array({{{"key", "zone"}, {"operator", "Exists"}}})}},
+        {{"matchExpressions", json::array({{{"key", "rack"}, {"operator", "Exists"}}})}}});
+  json body;
+  for (const auto& a : add(p))
+    if (a.target().name() == "picky") body = json::parse(a.body_json());
+  const json terms = body["spec"]["affinity"]["nodeAffinity"]
+                         ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  ASSERT_EQ(terms.size(), 2u) << body.dump();
+  for (const auto& t : terms) {
+    ASSERT_EQ(t["matchExpressions"].size(), 2u);
+    EXPECT_EQ(t["matchExpressions"][1]["key"], "kubernetes.io/hostname");
+  }
+}
+
+TEST_F(PodBindingTest, APodThatRequiresAnotherHostStaysGatedAndSaysSo) {
+  json p = plain_pod("pinned", 1);
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+   ["nodeSelectorTerms"] =
+       json::array({{{"matchExpressions", json::array({{{"key", "kubernetes.io/hostname"},
+                                                        {"operator", "In"},
+                                                        {"values", {"elsewhere"}}}})}}});
+  for (const auto& a : add(p))
+    EXPECT_FALSE(a.target().name() == "pinned" &&
+                 a.body_json().find("schedulingGates") != std::string::npos)
+        << a.body_json();
+  EXPECT_EQ(metric("gpuaas_pod_bindings_total{result=\"refused\"}"), 1);
+}
+
+TEST_F(PodBindingTest, AGangOfFourOpensTogetherEachOnItsPlannedNode) {
+  const auto admitted = add(pytorchjob("train", 3, 4));
+  const auto plan = plan_of(admitted, "train");
+  ASSERT_EQ(plan.size(), 2u) << "master and worker";
+  std::vector<json> pods = {job_pod("train", "master", 0, 4)};
+  for (int i = 0; i < 3; ++i) pods.push_back(job_pod("train", "worker", i, 4));
+  for (std::size_t i = 0; i + 1 < pods.size(); ++i)
+    EXPECT_TRUE(openings(add(pods[i])).empty()) << "opened before all four exist: " << i;
+  const auto opened = openings(add(pods.back()));
+  ASSERT_EQ(opened.size(), 4u);
+  std::map<std::string, std::map<std::string, int>> got;
+  for (const auto& [name, body] : opened) {
+    EXPECT_EQ(body["spec"]["schedulingGates"],
+              json::array({{{"name", "example.com/other"}}}))  // the other gate is kept
+        << body.dump();
+    EXPECT_EQ(body["metadata"]["resourceVersion"], "20");
+    const std::string host = body["spec"]["nodeSelector"]["kubernetes.io/hostname"];
+    const std::string set = name.find("master") != std::string::npos ? "master" : "worker";
+    ++got[set][host.substr(std::string("host-").size())];
+  }
+  EXPECT_EQ(got, plan);
+}
+
+TEST_F(PodBindingTest, APodRunningElsewhereIsCountedWhereItRuns) {
+  // One 8-GPU pod planned on one node; it runs on the other (its gate removed by hand).
+  const auto plan = plan_of(add(pytorchjob("big", 0, 8)), "big");
+  ASSERT_EQ(plan.size(), 1u);
+  const std::string planned = plan.begin()->second.begin()->first;
+  const std::string other = planned == "a" ? "b" : "a";
+  json p = job_pod("big", "master", 0, 8);
+  p["spec"].erase("schedulingGates");
+  p["spec"]["nodeName"] = other;
+  p["status"]["phase"] = "Running";
+  add(p);
+  EXPECT_EQ(metric("gpuaas_pods_bound_elsewhere_total"), 1);
+  // Both nodes are full now: the planned one by its reservation, the other by the pod.
+  add(pytorchjob("next", 0, 8));
+  const json x = explain("research/next");
+  EXPECT_EQ(x["reason"], "WaitingForNodes") << x.dump();
+}
+
+TEST_F(PodBindingTest, APodStillUnschedulableAfterTheBindTimeoutRequeuesItsWorkload) {
+  add(plain_pod("stuck", 1));  // admitted and narrowed
+  json p = plain_pod("stuck", 1);
+  p["metadata"]["resourceVersion"] = "11";
+  p["spec"].erase("schedulingGates");
+  p["status"]["conditions"] = json::array({{{"type", "PodScheduled"},
+                                            {"status", "False"},
+                                            {"reason", "Unschedulable"},
+                                            {"message", "0/2 nodes are available"}}});
+  EXPECT_TRUE(send(sim::Change::kModified, p).empty()) << "within the timeout it waits";
+  driver_->tick(now_ += std::chrono::minutes(3));
+  auto r = driver_->settle();
+  ASSERT_TRUE(r) << r.status().message();
+  bool requeued = false;
+  for (const auto& a : *r)
+    requeued = requeued || (a.target().name() == "stuck" && a.rule() == "placement/bindTimeout");
+  EXPECT_TRUE(requeued)
+      << "the pod plugin stops a Pod by deleting it; its controller makes it anew";
+}
+
+TEST_F(PodBindingTest, BindingOffOpensWithoutANode) {
+  // The same cluster, a policy that turns binding off: the plan is published, nothing narrowed.
+  sim::DaemonDriver::Options o;
+  o.server = url();
+  o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
+  o.subject_root = "binding-off" + std::to_string(++runs_);
+  auto d = sim::DaemonDriver::start(o);
+  ASSERT_TRUE(d) << d.status().message();
+  driver_ = std::move(d).value();
+  const std::string off = policy() + R"(---
+apiVersion: gpuaas.io/v1alpha1
+kind: AdmissionPolicy
+metadata: {name: default}
+spec: {placement: {binding: "off"}}
+)";
+  auto p = sim::policy_set_json({{"policy.yaml", off}});
+  ASSERT_TRUE(p) << p.status().message();
+  driver_->object(sim::Change::kAdded, json::parse(*p), now_);
+  driver_->object(sim::Change::kAdded, node("a", 8), now_);
+  ASSERT_TRUE(driver_->settle());
+  add(pytorchjob("loose", 0, 4));
+  const auto opened = openings(add(job_pod("loose", "master", 0, 4)));
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_FALSE(opened.begin()->second["spec"].contains("nodeSelector"))
+      << opened.begin()->second.dump();
+}
+
+}  // namespace
+}  // namespace gpuaas::core
