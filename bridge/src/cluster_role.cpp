@@ -18,8 +18,9 @@ const std::vector<std::string> kReadPatchDelete = {"get", "list", "watch", "patc
 std::string why_watched(const ResourceConfig& r) {
   if (r.kind == "Node") return "Nodes: watched; patched to cordon (spec.unschedulable).";
   if (r.kind == "Pod")
-    return "Pods: watched (every Pod counts on its node); patched (the scheduling gate), evicted "
-           "when draining, and deleted when a plain Pod is preempted (the pod plugin).";
+    return "Pods: watched (every Pod counts on its node); patched (scheduling gates opened, "
+           "narrowed to the planned node), evicted when draining, and deleted when a plain Pod "
+           "is preempted (the pod plugin).";
   if (r.kind == "MachineSet")
     return "Cluster API: MachineSets watched and scaled through /scale (below).";
   return r.kind + ": watched; the core's model reads it.";

@@ -80,8 +80,10 @@ void read_admission_policy(Reader& r, const Document& doc, ParsedSet& out) {
         {"off", Binding::kOff}};
     if (const auto* f = pf.get("binding")) a.binding = r.choice(*f, modes).value_or(a.binding);
     if (const auto* f = pf.get("bindingByFlavor")) {
-      for (const auto& [entry, text] : r.string_map(*f))
+      for (const auto& [entry, text] : r.string_map(*f)) {
+        p.flavor_keys[entry.name] = r.at(entry.key);
         if (auto m = r.choice(entry, modes)) a.binding_by_flavor[entry.name] = *m;
+      }
     }
     if (const auto* f = pf.get("bindTimeout")) {
       auto d = r.duration(*f);

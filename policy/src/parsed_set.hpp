@@ -33,6 +33,8 @@ struct ParsedAdmissionPolicy {
   // Where each byClusterQueue / byLocalQueue key was written.
   std::map<std::string, SourceRef> cluster_queue_keys;
   std::map<std::string, SourceRef> local_queue_keys;
+  // Where each placement.bindingByFlavor key was written.
+  std::map<std::string, SourceRef> flavor_keys;
 };
 
 // IdleReclaimPolicy and NotebookPolicy: where each selector.clusterQueues item was written

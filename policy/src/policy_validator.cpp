@@ -115,6 +115,12 @@ void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>&
                       ", which is not defined");
     }
   }
+  for (const auto& [name, at] : admission->flavor_keys) {
+    if (flavors.count(name) == 0) {
+      d.error(at, "placement.bindingByFlavor names ResourceFlavor " + in_quotes(name) +
+                      ", which is not defined");
+    }
+  }
 }
 
 // IdleReclaimPolicy and NotebookPolicy selectors: every clusterQueues item names a ClusterQueue.

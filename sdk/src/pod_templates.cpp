@@ -35,6 +35,31 @@ void put_back(Json& spec, const char* field, const Json& original) {
   }
 }
 
+// binding preferred: the nodes admission chose, as a preferred node affinity on their
+// kubernetes.io/hostname label. Preferred, so kube-scheduler still places a pod elsewhere when
+// they are full, and no gate: a scale-up never waits for gpuaasd.
+void prefer_hosts(Json& spec, const std::string& ptr, const v1::ActionRequest& request) {
+  Json& affinity = spec["affinity"];
+  if (affinity.is_null()) affinity = Json::object();
+  if (!affinity.is_object()) throw InvalidInput(ptr + "/affinity: not an object");
+  Json& node = affinity["nodeAffinity"];
+  if (node.is_null()) node = Json::object();
+  if (!node.is_object()) throw InvalidInput(ptr + "/affinity/nodeAffinity: not an object");
+  Json& preferred = node["preferredDuringSchedulingIgnoredDuringExecution"];
+  if (preferred.is_null()) preferred = Json::array();
+  if (!preferred.is_array())
+    throw InvalidInput(ptr +
+                       "/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution: "
+                       "not a list");
+  Json hosts = Json::array();
+  for (const auto& h : request.preferred_hostnames()) hosts.push_back(h);
+  preferred.push_back({{"weight", 100},
+                       {"preference",
+                        {{"matchExpressions", Json::array({{{"key", "kubernetes.io/hostname"},
+                                                            {"operator", "In"},
+                                                            {"values", hosts}}})}}}});
+}
+
 }  // namespace
 
 Json& mutable_annotations(Json& object) {
@@ -75,6 +100,10 @@ void apply_flavor(Json& object, std::span<const std::string> pod_spec_pointers,
     Json& spec = pod_spec(object, ptr);
     originals[ptr] = {{"nodeSelector", spec.value("nodeSelector", Json())},
                       {"tolerations", spec.value("tolerations", Json())}};
+    if (request.preferred_hostnames_size() > 0) {
+      originals[ptr]["affinity"] = spec.value("affinity", Json());
+      prefer_hosts(spec, ptr, request);
+    }
     if (!request.node_labels().empty()) {
       Json& sel = spec["nodeSelector"];
       if (sel.is_null()) sel = Json::object();
@@ -108,6 +137,8 @@ void restore_templates(Json& object) {
     Json& spec = *found;
     put_back(spec, "nodeSelector", fields.value("nodeSelector", Json()));
     put_back(spec, "tolerations", fields.value("tolerations", Json()));
+    // Recorded only when admission gave a preferred affinity (older records have none).
+    if (fields.contains("affinity")) put_back(spec, "affinity", fields["affinity"]);
   }
   erase_annotation(object, kOriginalTemplatesAnnotation);
   erase_annotation(object, kFlavorAnnotation);

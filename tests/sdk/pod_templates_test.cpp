@@ -47,6 +47,41 @@ TEST(PodTemplates, FlavorMergesAndRestoreUndoesIt) {
   EXPECT_EQ(o, object());
 }
 
+// placement.binding preferred: the planned hosts as a preferred node affinity, added beside the
+// template's own and put back as it was.
+TEST(PodTemplates, PreferredHostsBecomeAPreferredAffinityAndRestoreUndoesIt) {
+  Json o = object();
+  o["spec"]["head"]["template"]["spec"]["affinity"] = Json::parse(R"({"nodeAffinity":
+      {"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":5,"preference":
+      {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}}]}})");
+  const Json before = o;
+  v1::ActionRequest r = flavor();
+  r.add_preferred_hostnames("host-a");
+  r.add_preferred_hostnames("host-b");
+  apply_flavor(o, kTemplates, r);
+  const Json head = o["spec"]["head"]["template"]["spec"]["affinity"]["nodeAffinity"]
+                     ["preferredDuringSchedulingIgnoredDuringExecution"];
+  ASSERT_EQ(head.size(), 2u) << "the template's own preference is kept";
+  EXPECT_EQ(head[1], Json::parse(R"({"weight":100,"preference":{"matchExpressions":[
+      {"key":"kubernetes.io/hostname","operator":"In","values":["host-a","host-b"]}]}})"));
+  const Json worker = o["spec"]["workers"][0]["template"]["spec"]["affinity"];
+  EXPECT_EQ(worker["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u);
+  EXPECT_FALSE(worker["nodeAffinity"].contains("requiredDuringSchedulingIgnoredDuringExecution"))
+      << "preferred never narrows";
+  restore_templates(o);
+  EXPECT_EQ(o, before);
+}
+
+TEST(PodTemplates, ARecordWithoutAffinityLeavesTheAffinityAlone) {
+  // Recorded by an SDK before preferred binding: no "affinity" key, so none is put back.
+  Json o = object();
+  o["spec"]["head"]["template"]["spec"]["affinity"] = Json::parse(R"({"podAffinity":{}})");
+  apply_flavor(o, kTemplates, flavor());
+  restore_templates(o);
+  EXPECT_EQ(o["spec"]["head"]["template"]["spec"]["affinity"],
+            Json::parse(R"({"podAffinity":{}})"));
+}
+
 TEST(PodTemplates, ScaleToZeroAndBack) {
   Json o = object();
   std::vector<std::string> ptrs = {"/spec/workers/0/replicas", "/spec/workers/0/minReplicas"};

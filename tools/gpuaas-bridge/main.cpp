@@ -55,6 +55,10 @@ Configuration file (--config, YAML; flags win). Every key, with its default:
     certFile: /etc/gpuaas/webhook/tls.crt
     keyFile: /etc/gpuaas/webhook/tls.key
     queueLabel: kueue.x-k8s.io/queue-name
+    placementGates: true         on CREATE, also gate each pod template of a queued workload whose
+                                 kind's binding is required (gate gpuaas.io/placement, label
+                                 gpuaas.io/pod-set), so gpuaasd opens each pod on its planned node;
+                                 needs plugins; false = holds only (docs/bridge-webhook.md)
     holds: [...]                 overrides of the plugins' holds by kind (docs/bridge-webhook.md)
   metrics:
     interval: 15s

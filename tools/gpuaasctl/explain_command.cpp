@@ -29,6 +29,18 @@ void print_reclaim(const nlohmann::json& r) {
   }
 }
 
+// Pods of an admitted workload that binding holds back, one line each.
+void print_binding(const nlohmann::json& b) {
+  for (const auto& p : b.value("refused", nlohmann::json::array())) {
+    std::cout << "  Not bound:       pod " << str(p["pod"]);
+    if (!p["node"].is_null()) std::cout << " (planned on " << str(p["node"]) << ")";
+    std::cout << ": " << str(p["reason"]) << "\n";
+  }
+  if (b.contains("waiting"))
+    std::cout << "  Waiting:         for " << b["waiting"].value("pods", 0) << " of "
+              << b["waiting"].value("of", 0) << " pods before the gang opens\n";
+}
+
 }  // namespace
 
 int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
@@ -62,6 +74,7 @@ int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
                       : str(x["estimated_start"]))
               << "\n";
   }
+  if (x.contains("binding")) print_binding(x["binding"]);
   if (x.contains("reclaim")) print_reclaim(x["reclaim"]);
   if (!x["deadline"].is_null()) {
     std::cout << "  Deadline:        " << str(x["deadline"])

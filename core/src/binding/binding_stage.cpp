@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "admission/stage/admission_inputs.hpp"
 #include "binding/pod_narrowing.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "pipeline/decision_sink.hpp"
@@ -40,6 +41,9 @@ bool unschedulable(const KubeObject& pod) {
   return false;
 }
 
+// More pods than any gang has: a hint claiming more is not one gpuaasd wrote.
+constexpr int64_t kMaxAdoptedPods = 1 << 20;
+
 bool has_gate(const json& gates, std::string_view name) {
   for (const auto& g : gates)
     if (g.is_object() && g.value("name", json()) == name) return true;
@@ -75,15 +79,15 @@ policy::Binding BindingStage::mode(const std::string& flavor, policy::Binding ki
   return kind_default == policy::Binding::kKindDefault ? policy::Binding::kRequired : kind_default;
 }
 
-void BindingStage::placed(const std::string& workload, const admission::Decision& d,
+void BindingStage::placed(const std::string& workload, const admission::Placement& placement,
                           const std::vector<std::string>& pod_sets, policy::Binding mode) {
   forget(workload);
   Plan plan;
   plan.mode = mode;
-  for (std::size_t i = 0; i < d.placement.groups.size(); ++i) {
+  for (std::size_t i = 0; i < placement.groups.size(); ++i) {
     SetPlan set;
     set.name = i < pod_sets.size() ? pod_sets[i] : std::to_string(i);
-    for (const auto& [node, count] : d.placement.groups[i].nodes) {
+    for (const auto& [node, count] : placement.groups[i].nodes) {
       set.slots.push_back({node, count});
       plan.total += count;
     }
@@ -184,6 +188,63 @@ void BindingStage::pod_changed(const ClusterModel& model, const std::string& pod
   dirty_.insert(w);
 }
 
+std::size_t BindingStage::slot_on(SetPlan& set, const std::string& node) {
+  for (std::size_t k = 0; k < set.slots.size(); ++k)
+    if (set.slots[k].node == node) return k;
+  set.slots.push_back({node, 0});
+  return set.slots.size() - 1;
+}
+
+BindingStage::Bound BindingStage::bound(const std::string& pod_key, const std::string& workload,
+                                        const std::string& set, const std::string& node) {
+  auto p = plans_.find(workload);
+  if (p == plans_.end()) return {};
+  Plan& plan = p->second;
+  auto g = plan.given.find(pod_key);
+  if (g == plan.given.end()) {
+    // Not opened by gpuaasd (preferred, off, or its gate removed by hand): it takes the room the
+    // plan has on its node if any, else the first room of its set, which it then displaces.
+    for (std::size_t si = 0; si < plan.sets.size() && g == plan.given.end(); ++si) {
+      if (!set.empty() && plan.sets[si].name != set && plan.sets.size() > 1) continue;
+      auto& slots = plan.sets[si].slots;
+      for (std::size_t k = 0; k < slots.size(); ++k)
+        if (slots[k].node == node && slots[k].left > 0) {
+          --slots[k].left;
+          g = plan.given.emplace(pod_key, std::make_pair(si, k)).first;
+          break;
+        }
+    }
+    if (g == plan.given.end()) {
+      if (take_slot(plan, set, pod_key).empty()) return {false, "", -1};
+      g = plan.given.find(pod_key);
+    }
+    owner_[pod_key] = workload;
+  }
+  auto& [si, k] = g->second;
+  SetPlan& sp = plan.sets[si];
+  Bound out{true, "", static_cast<int>(si)};
+  if (sp.slots[k].node == node) return out;
+  out.displaced = sp.slots[k].node;
+  k = slot_on(sp, node);
+  return out;
+}
+
+std::vector<std::string> BindingStage::preferred_hostnames(const ClusterModel& model,
+                                                           const std::string& workload) const {
+  std::vector<std::string> out;
+  auto p = plans_.find(workload);
+  if (p == plans_.end() || p->second.mode != policy::Binding::kPreferred) return out;
+  std::set<std::string> seen;
+  for (const auto& set : p->second.sets)
+    for (const auto& slot : set.slots)
+      if (seen.insert(slot.node).second) out.push_back(hostname_of(model, slot.node));
+  return out;
+}
+
+void BindingStage::workload_changed(const std::string& workload) {
+  if (awaiting_.erase(workload)) dirty_.insert(workload);
+}
+
 std::string BindingStage::node_of(const std::string& pod_key) const {
   auto o = owner_.find(pod_key);
   if (o == owner_.end()) return "";
@@ -192,6 +253,26 @@ std::string BindingStage::node_of(const std::string& pod_key) const {
   auto g = p->second.given.find(pod_key);
   return g == p->second.given.end() ? ""
                                     : p->second.sets[g->second.first].slots[g->second.second].node;
+}
+
+std::optional<std::pair<int64_t, int64_t>> BindingStage::gang_waiting(
+    const ClusterModel& model, const std::string& workload,
+    const admission::Scheduler& engine) const {
+  const KubeObject* obj = model.object(workload);
+  const auto placed = obj ? engine.placement_of(workload) : std::nullopt;
+  if (!placed) return std::nullopt;
+  const WorkloadView* v = model.view_of(workload);
+  if (mode(placed->first, v ? v->binding : policy::Binding::kRequired) !=
+      policy::Binding::kRequired)
+    return std::nullopt;
+  int64_t total = 0;
+  for (const auto& g : placed->second.groups)
+    for (const auto& [node, count] : g.nodes) total += count;
+  int64_t live = 0;
+  for (const KubeObject* p : model.pods_of(obj->meta))
+    if (!finished(*p)) ++live;  // counted as bind_workload counts them
+  if (live >= total) return std::nullopt;
+  return std::make_pair(live, total);
 }
 
 const std::string* BindingStage::refusal(const std::string& pod_key) const {
@@ -288,6 +369,46 @@ void BindingStage::bind_workload(const ClusterModel& model, const std::string& w
   }
 }
 
+bool BindingStage::adopt(const ClusterModel& model, const std::string& workload) {
+  const KubeObject* obj = model.object(workload);
+  if (!obj) return false;
+  const auto a = obj->meta.annotations.find(kPlacementAnnotation);
+  if (a == obj->meta.annotations.end()) return false;
+  // The annotation is what a daemon wrote with the admission; still, it is read as hostile.
+  const json hint = json::parse(a->second, nullptr, false);
+  if (!hint.is_object() || !hint.value("podSets", json()).is_array()) return false;
+  Plan plan;
+  const WorkloadView* v = model.view_of(workload);
+  const std::string flavor =
+      hint.value("flavor", json()).is_string() ? hint["flavor"].get<std::string>() : "";
+  plan.mode = mode(flavor, v ? v->binding : policy::Binding::kRequired);
+  for (const auto& ps : hint["podSets"]) {
+    if (!ps.is_object() || !ps.value("nodes", json()).is_object()) return false;
+    SetPlan set;
+    set.name = ps.value("podSet", json()).is_string() ? ps["podSet"].get<std::string>() : "";
+    for (const auto& [node, count] : ps["nodes"].items()) {
+      if (!count.is_number_integer() || count.get<int64_t>() <= 0 ||
+          count.get<int64_t>() > kMaxAdoptedPods)
+        return false;
+      set.slots.push_back({node, count.get<int64_t>()});
+      plan.total += count.get<int64_t>();
+    }
+    plan.sets.push_back(std::move(set));
+  }
+  if (plan.total <= 0 || plan.total > kMaxAdoptedPods) return false;
+  spdlog::info("{}: its binding plan is read back from its {} annotation", workload,
+               kPlacementAnnotation);
+  plans_[workload] = std::move(plan);
+  // Pods already running keep their nodes: their slots are taken first.
+  for (const KubeObject* p : model.pods_of(obj->meta)) {
+    if (finished(*p) || !p->pod || p->pod->node_name.empty()) continue;
+    const auto label = p->meta.labels.find(binding::kPodSetLabel);
+    bound(ClusterModel::key_of(p->meta), workload,
+          label == p->meta.labels.end() ? "" : label->second, p->pod->node_name);
+  }
+  return true;
+}
+
 void BindingStage::note_opened(const ClusterModel& model, const std::string& pod) {
   opened_at_.emplace(pod, model.now());
 }
@@ -319,18 +440,27 @@ std::vector<std::pair<std::string, std::string>> BindingStage::timed_out(
 
 std::vector<std::pair<std::string, std::string>> BindingStage::pass(
     const ClusterModel& model, DecisionSink& sink,
-    const std::function<bool(const std::string&)>& waits) {
+    const std::function<bool(const std::string&)>& waits,
+    const std::function<bool(const std::string&)>& plan) {
   for (const auto& w : std::exchange(dirty_, {})) {
     if (plans_.count(w)) {
       bind_workload(model, w, sink);
       continue;
     }
     if (waits(w)) continue;  // queued, not admitted: the gate holds it, explain says why
+    if (plan(w)) {
+      bind_workload(model, w, sink);
+      continue;
+    }
     // Not gpuaasd's to place (not queued), or admitted before its plan was known: nobody else
     // opens the gate, so it opens without a node.
-    if (const KubeObject* obj = model.object(w))
-      for (const KubeObject* p : model.pods_of(obj->meta))
-        orphans_.insert(ClusterModel::key_of(p->meta));
+    const KubeObject* obj = model.object(w);
+    if (!obj) {
+      awaiting_.insert(w);  // its pods came first (a relist): looked at again when it comes
+      continue;
+    }
+    for (const KubeObject* p : model.pods_of(obj->meta))
+      orphans_.insert(ClusterModel::key_of(p->meta));
   }
   for (const auto& key : std::exchange(orphans_, {})) {
     const KubeObject* p = model.pod(key);

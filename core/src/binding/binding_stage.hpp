@@ -46,8 +46,9 @@ class BindingStage {
   policy::Binding mode(const std::string& flavor, policy::Binding kind_default) const;
 
   // Admission placed the workload: its pod sets' names and where their pods go.
-  void placed(const std::string& workload, const admission::Decision& d,
+  void placed(const std::string& workload, const admission::Placement& placement,
               const std::vector<std::string>& pod_sets, policy::Binding mode);
+  bool has_plan(const std::string& workload) const { return plans_.count(workload) > 0; }
   // The workload stopped, went or was preempted: its plan and its pods' nodes go.
   void forget(const std::string& workload);
 
@@ -59,15 +60,46 @@ class BindingStage {
 
   // Pods that changed; the pass looks at their workloads.
   void pod_changed(const ClusterModel& model, const std::string& pod_key);
+  // A workload object came or changed: looked at again if its gated pods came before it.
+  void workload_changed(const std::string& workload);
   // Opens the gates of the workloads whose pods all exist, one patch per pod. `waits`: the
-  // workload is queued and not admitted yet, so its pods stay gated. Returns the workloads with
-  // a pod still Unschedulable bindTimeout after its gate opened (to requeue), with why.
+  // workload is queued and not admitted yet, so its pods stay gated. `plan`: gives a workload
+  // without a plan its plan if it has one (a restart, a snapshot). Returns the workloads with a
+  // pod still Unschedulable bindTimeout after its gate opened (to requeue), with why.
   std::vector<std::pair<std::string, std::string>> pass(
       const ClusterModel& model, DecisionSink& sink,
-      const std::function<bool(const std::string&)>& waits);
+      const std::function<bool(const std::string&)>& waits,
+      const std::function<bool(const std::string&)>& plan);
+
+  // What a pod bound to a node is to its workload's plan.
+  struct Bound {
+    bool in_plan = true;    // false: the plan has no room left for it (more pods than placed)
+    std::string displaced;  // the planned node it did not go to ("" : it runs where planned)
+    int set = -1;           // the index of its pod set in the plan
+  };
+  // The pod of `workload` (of pod set `set`, "" when unlabelled) is bound to `node`. When it
+  // displaced another planned node, the plan follows the pod (its replacement goes where it
+  // ran). Without a plan it is in plan: the engine's placement is all there is.
+  Bound bound(const std::string& pod_key, const std::string& workload, const std::string& set,
+              const std::string& node);
+  // binding preferred: the kubernetes.io/hostname values of the workload's planned nodes, for
+  // its templates' preferred node affinity; empty otherwise.
+  std::vector<std::string> preferred_hostnames(const ClusterModel& model,
+                                               const std::string& workload) const;
+
+  // An admitted workload without a plan and no placement in the engine (a restart without a
+  // snapshot): the plan read back from the gpuaas.io/placement annotation its admission wrote.
+  // False when it has none.
+  bool adopt(const ClusterModel& model, const std::string& workload);
 
   // The node planned for the pod, or "" (explain, tests).
   std::string node_of(const std::string& pod_key) const;
+  // A required binding whose gang has not opened because some of its pods do not exist yet:
+  // {pods that exist, pods placed}; nullopt otherwise (explain). From the engine's placement,
+  // not the plan, so that it reads the same after a snapshot.
+  std::optional<std::pair<int64_t, int64_t>> gang_waiting(const ClusterModel& model,
+                                                          const std::string& workload,
+                                                          const admission::Scheduler& engine) const;
   // Why the pod cannot be bound where it was placed, or nullptr.
   const std::string* refusal(const std::string& pod_key) const;
   // Whether the workload's plan puts a pod of any set on the node (true without a plan: the
@@ -93,6 +125,8 @@ class BindingStage {
   // A node of the set's plan with room left, taken for the pod; "" when none. `set` empty: the
   // first set with room.
   std::string take_slot(Plan& plan, const std::string& set, const std::string& pod);
+  // The set's slot on `node`, added (with no room left) when the plan has none.
+  static std::size_t slot_on(SetPlan& set, const std::string& node);
   void give_back(const std::string& pod);
   // Opens the gated pods of one workload when all of its pods exist.
   void bind_workload(const ClusterModel& model, const std::string& workload, DecisionSink& sink);
@@ -105,6 +139,7 @@ class BindingStage {
   std::map<std::string, std::string> sent_;     // pod key -> resourceVersion patched
   std::set<std::string> dirty_;                 // workloads to look at
   std::set<std::string> orphans_;               // gated pods of no workload gpuaasd knows
+  std::set<std::string> awaiting_;              // workloads whose gated pods came before them
   // Pods opened onto a node and not bound yet: when their gate opened (the bind timeout).
   std::map<std::string, wire::EventTime> opened_at_;
   void note_opened(const ClusterModel& model, const std::string& pod);

@@ -72,6 +72,20 @@ host::WorkloadPlugin* PluginInterpreter::plugin_for(const KubeObject& object) co
   return p;
 }
 
+namespace {
+policy::Binding binding_of(host::KindBinding b) {
+  switch (b) {
+    case host::KindBinding::kPreferred:
+      return policy::Binding::kPreferred;
+    case host::KindBinding::kOff:
+      return policy::Binding::kOff;
+    case host::KindBinding::kRequired:
+      break;
+  }
+  return policy::Binding::kRequired;
+}
+}  // namespace
+
 std::optional<WorkloadView> PluginInterpreter::interpret(const KubeObject& object) {
   WorkloadPlugin* p = plugin_for(object);
   if (p == nullptr) return std::nullopt;
@@ -80,6 +94,7 @@ std::optional<WorkloadView> PluginInterpreter::interpret(const KubeObject& objec
   if (const auto* k = p->kind_of(object.meta.api_version, object.meta.kind)) {
     view.session = k->session;
     view.pod_label = k->pod_label;
+    view.binding = binding_of(k->binding);
   }
   auto note = [&](const char* what, const Status& s) {
     if (!view.error.empty()) view.error += "; ";
@@ -126,6 +141,7 @@ void PluginInterpreter::describe(const KubeObject& object, WorkloadView& view) c
   if (const auto* k = p->kind_of(object.meta.api_version, object.meta.kind)) {
     view.session = k->session;
     view.pod_label = k->pod_label;
+    view.binding = binding_of(k->binding);
   }
 }
 

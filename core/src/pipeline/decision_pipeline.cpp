@@ -74,9 +74,13 @@ void DecisionPipeline::after_event(ClusterModel& model, std::string_view event_i
   s.admission.emit(model, std::move(decisions), s.sink, hooks);
   if (s.admission.reissue_pending()) s.admission.reissue_pass(model, s.sink, hooks);
   if (s.retry.pending()) s.retry.pass(model, s.sink);
-  const auto late = s.binding.pass(model, s.sink, [&s](const std::string& w) {
-    return s.admission.queued(w) && !s.admission.admitted(w);
-  });
+  const auto late = s.binding.pass(
+      model, s.sink,
+      // Waits: queued and not running (adopted after a restart runs without an admission here).
+      [&s](const std::string& w) {
+        return s.admission.queued(w) && !s.admission.engine().running(w);
+      },
+      [&s, &model](const std::string& w) { return s.ensure_plan(model, w); });
   for (const auto& [w, why] : late) {
     // As Kueue's waitForPodsReady: the workload stops, its pods go, and it is placed again.
     if (auto d = s.admission.engine().evict(w, "placement/bindTimeout", why, to_time(model.now())))

@@ -21,6 +21,7 @@ void DecisionPipeline::Stages::feed(const std::vector<ModelChange>& changes, Clu
         upsert_node(model, ch.key);
         break;
       case ModelChange::Category::kPod:
+        plan_for_pod(model, ch.key);
         admission.update_pod(model, ch, binding);
         binding.pod_changed(model, ch.key);
         if (!ch.node.empty()) upsert_node(model, ch.node);
@@ -53,6 +54,7 @@ void DecisionPipeline::Stages::upsert_object(const ClusterModel& model, const st
   }
   const WorkloadView* view = model.view_of(key);
   if (!view) return;
+  binding.workload_changed(key);
   if (view->lifecycle && view->lifecycle->state() == v1::WorkloadLifecycle::SUCCEEDED)
     cost.succeeded(key, obj, admission.engine().cluster_queue_of(key));
   reclaim.object_changed(model, key, obj, admission, sink, pending);
@@ -73,6 +75,29 @@ void DecisionPipeline::Stages::remove_object(const ClusterModel& model, const st
   admission.forget(key, to_time(model.now()));
 }
 
+bool DecisionPipeline::Stages::ensure_plan(const ClusterModel& model, const std::string& w) {
+  if (binding.has_plan(w)) return true;
+  // The engine's placement first (a snapshot keeps it, and node accounting follows it), else
+  // what the admission wrote on the object (a restart without a snapshot).
+  if (auto placed = admission.engine().placement_of(w)) {
+    const WorkloadView* v = model.view_of(w);
+    std::vector<std::string> sets;
+    if (v && v->demand)
+      for (const auto& ps : v->demand->pod_sets()) sets.push_back(ps.name());
+    binding.placed(w, placed->second, sets,
+                   binding.mode(placed->first, v ? v->binding : policy::Binding::kRequired));
+    return true;
+  }
+  return binding.adopt(model, w);
+}
+
+void DecisionPipeline::Stages::plan_for_pod(const ClusterModel& model, const std::string& key) {
+  const KubeObject* pod = model.pod(key);
+  if (!pod || !pod->pod || (pod->pod->node_name.empty() && !pod->pod->gated)) return;
+  const std::string w = model.workload_of(*pod);
+  if (!w.empty() && admission.engine().running(w)) ensure_plan(model, w);
+}
+
 AdmissionStage::Hooks DecisionPipeline::Stages::hooks(const ClusterModel& model) {
   return {[this, &model](const std::string& key) { return reclaim.admit_action(model, key); },
           [this, &model](const std::string& key) {
@@ -80,14 +105,15 @@ AdmissionStage::Hooks DecisionPipeline::Stages::hooks(const ClusterModel& model)
           },
           [this, &model](const admission::Decision& d, const std::vector<std::string>& pod_sets) {
             if (d.kind == admission::Decision::Kind::kAdmit) {
-              // Sessions (notebooks) come and go with their users: preferred, never gated.
+              // The kind's plugin says how its pods bind (serving and notebooks: preferred).
               const WorkloadView* v = model.view_of(d.workload);
-              const auto kind_default =
-                  v && v->session ? policy::Binding::kPreferred : policy::Binding::kRequired;
-              binding.placed(d.workload, d, pod_sets, binding.mode(d.flavor, kind_default));
-            } else {
-              binding.forget(d.workload);
+              const auto kind_default = v ? v->binding : policy::Binding::kRequired;
+              binding.placed(d.workload, d.placement, pod_sets,
+                             binding.mode(d.flavor, kind_default));
+              return binding.preferred_hostnames(model, d.workload);
             }
+            binding.forget(d.workload);
+            return std::vector<std::string>{};
           }};
 }
 

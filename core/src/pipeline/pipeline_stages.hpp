@@ -42,6 +42,11 @@ struct DecisionPipeline::Stages {
   void upsert_object(const ClusterModel& model, const std::string& key, const KubeObject& obj);
   void remove_object(const ClusterModel& model, const std::string& key);
   AdmissionStage::Hooks hooks(const ClusterModel& model);
+  // An admitted workload without a binding plan gets one, from the engine's placement or its
+  // admission's annotation; false when there is none.
+  bool ensure_plan(const ClusterModel& model, const std::string& workload);
+  // Before a pod of an admitted workload is accounted or opened, its workload has its plan.
+  void plan_for_pod(const ClusterModel& model, const std::string& pod_key);
 
   QueueMetrics queue_metrics;
   DecisionSink sink;

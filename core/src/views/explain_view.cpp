@@ -69,6 +69,43 @@ json reclaim_json(const ReclaimBook& book, const std::string& key) {
   return j;
 }
 
+// What binding holds back of an admitted workload: each pod it refused stays gated, so the
+// workload holds its quota without running there. Null when nothing is held.
+json binding_json(const BindingStage& binding, const admission::Scheduler& engine,
+                  const ClusterModel& model, const KubeObject& o) {
+  json refused = json::array();
+  for (const KubeObject* p : model.pods_of(o.meta)) {
+    const std::string key = ClusterModel::key_of(p->meta);
+    const std::string* why = binding.refusal(key);
+    if (why == nullptr) continue;
+    const std::string node = binding.node_of(key);
+    refused.push_back({{"pod", p->meta.namespace_ + "/" + p->meta.name},
+                       {"node", node.empty() ? json(nullptr) : json(node)},
+                       {"reason", *why}});
+  }
+  json out = json::object();
+  if (!refused.empty()) out["refused"] = std::move(refused);
+  if (auto w = binding.gang_waiting(model, ClusterModel::key_of(o.meta), engine))
+    out["waiting"] = {{"pods", w->second - w->first}, {"of", w->second}};
+  return out.empty() ? json(nullptr) : out;
+}
+
+// binding_json in one clause of the message: the first refused pod and why, else the pods
+// the gang still waits for.
+std::string binding_message(const json& b) {
+  if (!b.contains("refused")) {
+    if (!b.contains("waiting")) return "";
+    return "its gang opens once all its pods exist: waiting for " +
+           std::to_string(b["waiting"]["pods"].get<int64_t>()) + " of " +
+           std::to_string(b["waiting"]["of"].get<int64_t>()) + " pods";
+  }
+  const json& refused = b["refused"];
+  std::string m = "pod " + refused[0]["pod"].get<std::string>() +
+                  " stays gated: " + refused[0]["reason"].get<std::string>();
+  if (refused.size() > 1) m += " (and " + std::to_string(refused.size() - 1) + " more)";
+  return m;
+}
+
 // "namespace/name": the queued (or reclaimed) workload of that name, whatever its kind.
 std::string find_key(const AdmissionStage& admission, const ReclaimBook& book,
                      const ClusterModel& model, const std::string& request) {
@@ -152,11 +189,21 @@ std::string DecisionPipeline::explain_json(std::string_view request,
     x.reason = "MaxWaitExceeded";
     x.message = "waited longer than its NotebookPolicy's maxWait: " + x.message;
   }
+  const KubeObject* o = model.object(key);
+  json bound = x.state == "Admitted" && o != nullptr
+                   ? binding_json(s.binding, s.admission.engine(), model, *o)
+                   : nullptr;
+  if (!bound.is_null()) {
+    // Admission is done; what holds the workload now is the pods that cannot start.
+    x.holder = "binding";
+    x.message += (x.message.empty() ? "" : "; ") + binding_message(bound);
+  }
   json j = explanation(x);
   j["quota_reserved_idle"] = x.quota_reserved_idle;
   j["quota_lent"] = x.quota_lent;
   if (!reclaim.is_null()) j["reclaim"] = reclaim;
-  if (const KubeObject* o = model.object(key)) {
+  if (!bound.is_null()) j["binding"] = bound;
+  if (o != nullptr) {
     j["workload"] = {{"kind", o->meta.kind},
                      {"namespace", o->meta.namespace_},
                      {"name", o->meta.name},

@@ -148,5 +148,30 @@ TEST(PlacementTest, QuotaOnlyAdmitsWithoutNodesAndWritesNoPlacement) {
   EXPECT_TRUE(s.check_invariants(&why)) << why;
 }
 
+// A pod that runs elsewhere than placed: the placement follows it, freeing the planned node.
+TEST(PlacementTest, APodMovedElsewhereMovesItsPlacement) {
+  Scheduler s(test::load_policy(queue_of(16)));
+  test::add_nodes(s, "gpu", 2, 8);
+  test::submit(s, {.name = "a", .gpu = gpus(8)});
+  const auto ds = s.schedule(t0);
+  ASSERT_EQ(test::admitted(ds), keys_of({"a"}));
+  const std::string planned = test::placed(ds[0])[0].first;
+  const std::string other = planned == "gpu-0" ? "gpu-1" : "gpu-0";
+  EXPECT_FALSE(s.move_pod(job_key("team-a", "a"), 0, other, planned, t0)) << "no pod there";
+  EXPECT_FALSE(s.move_pod(job_key("team-a", "nobody"), 0, planned, other, t0));
+  ASSERT_TRUE(s.move_pod(job_key("team-a", "a"), 0, planned, other, t0 + 1s));
+  test::submit(s, {.name = "b", .gpu = gpus(8), .created = t0 + 1s});
+  const auto next = s.schedule(t0 + 2s);
+  ASSERT_EQ(test::admitted(next), keys_of({"b"}));
+  EXPECT_EQ(test::placed(next[0]), (Nodes{{planned, 1}}));
+  std::string why;
+  EXPECT_TRUE(s.check_invariants(&why)) << why;
+  // Released from where it really was: both nodes free again once both end.
+  s.remove_workload(job_key("team-a", "a"), t0 + 3s);
+  s.remove_workload(job_key("team-a", "b"), t0 + 3s);
+  test::submit(s, {.name = "c", .gpu = gpus(8), .pods = 2, .created = t0 + 3s});
+  EXPECT_EQ(test::admitted(s.schedule(t0 + 4s)), keys_of({"c"}));
+}
+
 }  // namespace
 }  // namespace gpuaas::core::admission

@@ -1,7 +1,8 @@
 // Placement that binds, through gpuaasd on a real nats-server with the real plugins: a plain Pod's
 // admission narrows it to its planned node; a PyTorchJob's gated pods open together, each on the
 // node planned for it; a pod that requires another host stays gated; a pod that runs elsewhere
-// is counted where it runs.
+// moves the accounting where it runs; a restarted daemon binds by the plan its admission wrote;
+// serving kinds get a preferred affinity instead.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -251,7 +252,7 @@ TEST_F(PodBindingTest, AGangOfFourOpensTogetherEachOnItsPlannedNode) {
   EXPECT_EQ(got, plan);
 }
 
-TEST_F(PodBindingTest, APodRunningElsewhereIsCountedWhereItRuns) {
+TEST_F(PodBindingTest, APodRunningElsewhereMovesTheAccountingWhereItRuns) {
   // One 8-GPU pod planned on one node; it runs on the other (its gate removed by hand).
   const auto plan = plan_of(add(pytorchjob("big", 0, 8)), "big");
   ASSERT_EQ(plan.size(), 1u);
@@ -263,10 +264,117 @@ TEST_F(PodBindingTest, APodRunningElsewhereIsCountedWhereItRuns) {
   p["status"]["phase"] = "Running";
   add(p);
   EXPECT_EQ(metric("gpuaas_pods_bound_elsewhere_total"), 1);
-  // Both nodes are full now: the planned one by its reservation, the other by the pod.
-  add(pytorchjob("next", 0, 8));
-  const json x = explain("research/next");
-  EXPECT_EQ(x["reason"], "WaitingForNodes") << x.dump();
+  // The placement followed the pod: the planned node is free, the other full, so the next
+  // 8-GPU job goes to the planned node (counting both would leave it waiting for nodes).
+  const auto next = plan_of(add(pytorchjob("next", 0, 8)), "next");
+  ASSERT_EQ(next.size(), 1u) << explain("research/next").dump();
+  EXPECT_EQ(next.begin()->second.begin()->first, planned);
+  // And a third finds no room: the pod is counted where it runs, not nowhere.
+  add(pytorchjob("third", 0, 8));
+  EXPECT_EQ(explain("research/third")["reason"], "WaitingForNodes");
+}
+
+TEST_F(PodBindingTest, AGangRunningPartlyElsewhereKeepsTheRestOfItsPlan) {
+  // Two 4-GPU pods planned together; one runs on the other node: its replacement goes there.
+  const auto plan = plan_of(add(pytorchjob("pair", 1, 4)), "pair");
+  ASSERT_EQ(plan.size(), 2u);
+  const std::string master_node = plan.at("master").begin()->first;
+  const std::string other = master_node == "a" ? "b" : "a";
+  json m = job_pod("pair", "master", 0, 4);
+  m["spec"].erase("schedulingGates");
+  m["spec"]["nodeName"] = other;
+  m["status"]["phase"] = "Running";
+  add(m);
+  json w = job_pod("pair", "worker", 0, 4);
+  w["spec"].erase("schedulingGates");
+  w["spec"]["nodeName"] = plan.at("worker").begin()->first;
+  w["status"]["phase"] = "Running";
+  add(w);
+  EXPECT_EQ(metric("gpuaas_pods_bound_elsewhere_total"), 1) << "the worker runs where planned";
+  send(sim::Change::kDeleted, m);
+  json again = job_pod("pair", "master", 0, 4);
+  again["metadata"]["name"] = "pair-master-0b";
+  again["metadata"]["uid"] = "uid-pair-master-0b";
+  const auto opened = openings(add(again));
+  ASSERT_EQ(opened.count("pair-master-0b"), 1u);
+  EXPECT_EQ(opened.at("pair-master-0b")["spec"]["nodeSelector"]["kubernetes.io/hostname"],
+            "host-" + other)
+      << "the slot moved with the pod that ran there";
+}
+
+TEST_F(PodBindingTest, ARestartedDaemonBindsTheReplacementPodOfARunningGang) {
+  const auto admitted = add(pytorchjob("train", 1, 4));
+  ASSERT_EQ(plan_of(admitted, "train").size(), 2u);
+  // The job as the cluster has it: admitted, running, its master on a node; its worker was
+  // lost and the operator made it again from the gated template.
+  json job = pytorchjob("train", 1, 4);
+  for (const auto& a : admitted)
+    if (a.target().name() == "train") job.merge_patch(json::parse(a.body_json()));
+  job["status"]["conditions"] = json::array({{{"type", "Running"}, {"status", "True"}}});
+  json master = job_pod("train", "master", 0, 4);
+  master["spec"].erase("schedulingGates");
+  master["spec"]["nodeName"] = "a";
+  master["status"]["phase"] = "Running";
+  // A new daemon (a restart without a snapshot, or a failover) adopts the running job.
+  sim::DaemonDriver::Options o;
+  o.server = url();
+  o.plugins_dir = GPUAAS_BIN_DIR "/../plugins";
+  o.subject_root = "binding-restart" + std::to_string(++runs_);
+  auto d = sim::DaemonDriver::start(o);
+  ASSERT_TRUE(d) << d.status().message();
+  driver_ = std::move(d).value();
+  auto p = sim::policy_set_json({{"policy.yaml", policy()}});
+  ASSERT_TRUE(p) << p.status().message();
+  driver_->object(sim::Change::kAdded, json::parse(*p), now_);
+  driver_->object(sim::Change::kAdded, node("a", 8), now_);
+  driver_->object(sim::Change::kAdded, node("b", 8), now_);
+  add(job);
+  ASSERT_EQ(explain("research/train")["state"], "Admitted");
+  add(master);
+  const auto opened = openings(add(job_pod("train", "worker", 0, 4)));
+  ASSERT_EQ(opened.count("train-worker-0"), 1u) << "it does not stay gated";
+  const std::string host =
+      opened.at("train-worker-0")["spec"]["nodeSelector"].value("kubernetes.io/hostname", "");
+  EXPECT_TRUE(host == "host-a" || host == "host-b") << opened.at("train-worker-0").dump();
+  EXPECT_EQ(metric("gpuaas_pod_bindings_total{result=\"unplanned\"}"), 0);
+}
+
+TEST_F(PodBindingTest, AnInferenceServiceGetsAPreferredAffinityAndNoNarrowing) {
+  const json isvc = {{"apiVersion", "serving.kserve.io/v1beta1"},
+                     {"kind", "InferenceService"},
+                     {"metadata",
+                      {{"name", "llm"},
+                       {"namespace", "research"},
+                       {"uid", "uid-llm"},
+                       {"resourceVersion", "5"},
+                       {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
+                       {"annotations",
+                        {{"serving.kserve.io/stop", "true"},
+                         {"serving.kserve.io/deploymentMode", "RawDeployment"}}}}},
+                     {"spec",
+                      {{"predictor",
+                        {{"model",
+                          {{"modelFormat", {{"name", "huggingface"}}},
+                           {"storageUri", "hf://x/y"},
+                           {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}}}}}}}};
+  json body;
+  for (const auto& a : add(isvc))
+    if (a.target().name() == "llm" &&
+        a.body_json().find("gpuaas.io/placement") != std::string::npos)
+      body = json::parse(a.body_json());
+  ASSERT_TRUE(body.is_object()) << explain("research/llm").dump();
+  const json hint =
+      json::parse(body["metadata"]["annotations"]["gpuaas.io/placement"].get<std::string>());
+  const std::string planned = hint["podSets"][0]["nodes"].begin().key();
+  const json affinity = body["spec"]["predictor"]["affinity"]["nodeAffinity"];
+  ASSERT_EQ(affinity["preferredDuringSchedulingIgnoredDuringExecution"].size(), 1u) << body.dump();
+  EXPECT_EQ(affinity["preferredDuringSchedulingIgnoredDuringExecution"][0]["preference"]
+                    ["matchExpressions"][0]["values"],
+            json::array({"host-" + planned}));
+  EXPECT_FALSE(affinity.contains("requiredDuringSchedulingIgnoredDuringExecution"));
+  EXPECT_FALSE(body["spec"]["predictor"].contains("nodeSelector") &&
+               body["spec"]["predictor"]["nodeSelector"].contains("kubernetes.io/hostname"))
+      << "preferred never narrows: a scale-up never waits for gpuaasd";
 }
 
 TEST_F(PodBindingTest, APodStillUnschedulableAfterTheBindTimeoutRequeuesItsWorkload) {

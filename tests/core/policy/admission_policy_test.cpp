@@ -99,6 +99,66 @@ spec:
   EXPECT_EQ(r.warnings[0].at.str(), "p.yaml:5:33");
 }
 
+TEST(AdmissionPolicy, PlacementBindingIsRead) {
+  auto r = load_text(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: l4}
+---
+apiVersion: gpuaas.io/v1alpha1
+kind: AdmissionPolicy
+metadata: {name: default}
+spec:
+  placement:
+    binding: required
+    bindingByFlavor: {l4: preferred, h100: "off"}
+    bindTimeout: 5m
+)");
+  ASSERT_TRUE(r.ok()) << joined(r.errors);
+  const auto& a = r.set.admission;
+  EXPECT_EQ(a.binding, Binding::kRequired);
+  EXPECT_EQ(a.binding_by_flavor.at("l4"), Binding::kPreferred);
+  EXPECT_EQ(a.binding_by_flavor.at("h100"), Binding::kOff);
+  EXPECT_EQ(a.bind_timeout, seconds(300));
+}
+
+TEST(AdmissionPolicy, PlacementBindingDefaultsToTheKinds) {
+  auto r =
+      load_text("apiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\nmetadata: {name: p}\n");
+  ASSERT_TRUE(r.ok()) << joined(r.errors);
+  EXPECT_EQ(r.set.admission.binding, Binding::kKindDefault);
+  EXPECT_TRUE(r.set.admission.binding_by_flavor.empty());
+  EXPECT_EQ(r.set.admission.bind_timeout, seconds(120));
+}
+
+TEST(AdmissionPolicy, PlacementBindingMistakesAreLocated) {
+  auto r = load_text(R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: h100}
+---
+apiVersion: gpuaas.io/v1alpha1
+kind: AdmissionPolicy
+metadata: {name: p}
+spec:
+  placement:
+    binding: always
+    bindingByFlavor: {h100: strict}
+    bindTimeout: 0s
+)");
+  std::vector<std::string> want = {
+      "p.yaml:10:14: spec.placement.binding: \"always\" is not one of required, preferred or off",
+      "p.yaml:11:29: spec.placement.bindingByFlavor.h100: \"strict\" is not one of required, "
+      "preferred or off",
+      "p.yaml:12:18: spec.placement.bindTimeout: must be longer than 0s",
+  };
+  EXPECT_EQ(testing::lines(r.errors), want);
+  EXPECT_EQ(r.set.admission.binding, Binding::kKindDefault);
+  EXPECT_TRUE(r.set.admission.binding_by_flavor.empty());
+}
+
 TEST(Duration, GoSyntax) {
   EXPECT_EQ(parse_duration("90s"), seconds(90));
   EXPECT_EQ(parse_duration("5m"), seconds(300));

@@ -192,5 +192,33 @@ spec:
             "\"namespace/name\" of a LocalQueue");
 }
 
+TEST(SetValidation, BindingByFlavorNamesMustResolve) {
+  auto r = parse_policy_texts({{"f.yaml", kFlavors}, {"p.yaml", R"(apiVersion: gpuaas.io/v1alpha1
+kind: AdmissionPolicy
+metadata: {name: default}
+spec:
+  placement:
+    binding: preferred
+    bindingByFlavor: {h100: required, h200: "off"}
+)"}});
+  ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
+  EXPECT_EQ(r.errors[0].str(),
+            "p.yaml:7:39: placement.bindingByFlavor names ResourceFlavor \"h200\", which is not "
+            "defined");
+  EXPECT_EQ(r.set.admission.binding_by_flavor.at("h100"), Binding::kRequired);
+}
+
+TEST(SetValidation, BindingByFlavorIsNotCheckedWhenAFileIsMissing) {
+  // h100 may be defined in the file that did not parse.
+  auto r = parse_policy_texts(
+      {{"broken.yaml", "kind: [ResourceFlavor\n"}, {"p.yaml", R"(apiVersion: gpuaas.io/v1alpha1
+kind: AdmissionPolicy
+metadata: {name: default}
+spec: {placement: {bindingByFlavor: {h100: required}}}
+)"}});
+  ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
+  EXPECT_EQ(r.errors[0].at.file, "broken.yaml");
+}
+
 }  // namespace
 }  // namespace gpuaas::policy

@@ -209,6 +209,15 @@ class Scheduler {
   std::optional<Decision> evict(const std::string& key, const std::string& rule,
                                 const std::string& why, Time now);
 
+  // Where an admitted (or evicting) workload's pods go: its placement flavor's name and the
+  // placement; nullopt when it is not admitted or was admitted without one.
+  std::optional<std::pair<std::string, Placement>> placement_of(const std::string& key) const;
+  // A pod of the admitted workload runs on `to`, not on `from` where its placement put it (its
+  // gate removed by hand, another scheduler, a preferred affinity not met): one pod of pod set
+  // `pod_set` (-1: the first set with a pod on `from`) moves there, so node capacity counts what
+  // pods really hold. False when the placement has no such pod.
+  bool move_pod(const std::string& key, int pod_set, const std::string& from,
+                const std::string& to, Time now);
   // Keys of the workloads whose status (reason or admission) changed since the last call.
   std::vector<std::string> take_status_changes();
 

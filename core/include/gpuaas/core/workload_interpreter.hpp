@@ -9,6 +9,7 @@
 
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/core/kube_object.hpp"
+#include "gpuaas/policy/binding.hpp"
 #include "gpuaas/v1/plugin.pb.h"
 
 namespace gpuaas::core {
@@ -23,6 +24,8 @@ struct WorkloadView {
   // and the pod label whose value names it ("" = its pods are found by their controller chain).
   bool session = false;
   std::string pod_label;
+  // The kind's placement.binding default (its plugin declares it): required, preferred or off.
+  policy::Binding binding = policy::Binding::kRequired;
 };
 
 // What a workload's plugin can do, for WorkloadInterpreter::can(). The bits are the ABI's

@@ -69,12 +69,13 @@ void AdmissionStage::emit(const ClusterModel& model, std::vector<admission::Deci
     if (!obj) continue;
     const bool admit = d.kind == admission::Decision::Kind::kAdmit;
     count(d, now);
-    const v1::ActionRequest req = request_of(d, now);
+    v1::ActionRequest req = request_of(d, now);
     std::vector<std::string> pod_sets;
     if (const auto* v = model.view_of(d.workload); v && v->demand)
       for (const auto& ps : v->demand->pod_sets()) pod_sets.push_back(ps.name());
     const std::string hint = admit ? placement_json(d, pod_sets).dump() : std::string();
-    if (hooks.placed) hooks.placed(d, pod_sets);
+    if (hooks.placed)
+      for (auto& h : hooks.placed(d, pod_sets)) req.add_preferred_hostnames(std::move(h));
     if (admit) {
       admit_requests_[d.workload] = {req.SerializeAsString(), hint};
     } else {

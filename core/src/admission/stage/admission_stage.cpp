@@ -68,7 +68,7 @@ void AdmissionStage::upsert_node(const ClusterModel& model, const std::string& n
 }
 
 void AdmissionStage::update_pod(const ClusterModel& model, const ModelChange& ch,
-                                const BindingStage& binding) {
+                                BindingStage& binding) {
   auto add = [&](const std::string& node, const ResourceList& req, int sign) {
     auto& m = managed_requests_[node];
     for (const auto& [r, v] : req) {
@@ -82,22 +82,30 @@ void AdmissionStage::update_pod(const ClusterModel& model, const ModelChange& ch
   }
   const KubeObject* pod = model.pod(ch.key);
   if (!pod) bound_elsewhere_seen_.erase(ch.key);
-  if (pod && pod->pod && !pod->pod->node_name.empty() && pod->pod->phase != "Succeeded" &&
-      pod->pod->phase != "Failed") {
-    const std::string w = model.workload_of(*pod);
-    if (!w.empty() && queued_.count(w)) {
-      if (binding.planned_on(w, pod->pod->node_name)) {
-        managed_pods_[ch.key] = {pod->pod->node_name, pod->pod->requests};
-        add(pod->pod->node_name, pod->pod->requests, +1);
-      } else if (bound_elsewhere_seen_.insert(ch.key).second) {
-        // Bound where its admission did not place it (its gate removed by hand, another
-        // scheduler): what it holds is real, so the node has that much less; the planned node
-        // stays reserved too, which over-counts until the workload ends, never under-counts.
-        spdlog::warn("Pod {}: runs on {}, not where {} was placed", ch.key, pod->pod->node_name, w);
-        if (bound_elsewhere_) bound_elsewhere_->Increment();
-      }
+  if (!pod || !pod->pod || pod->pod->node_name.empty() || pod->pod->phase == "Succeeded" ||
+      pod->pod->phase == "Failed")
+    return;
+  const std::string w = model.workload_of(*pod);
+  if (w.empty() || !queued_.count(w)) return;
+  const std::string& node = pod->pod->node_name;
+  const auto set = pod->meta.labels.find(binding::kPodSetLabel);
+  const auto b = binding.bound(ch.key, w, set == pod->meta.labels.end() ? "" : set->second, node);
+  // Beyond what was admitted: what it holds is real and counted as others' (never under).
+  if (!b.in_plan) return;
+  if (!b.displaced.empty()) {
+    // Bound where admission did not place it (its gate removed by hand, another scheduler, a
+    // preferred affinity not met): the placement moves with it, so its planned node is free.
+    // A placement that has no pod there to move (its queue went in a reload): counted as
+    // others', which may over-count, never under-count.
+    if (!engine_->move_pod(w, b.set, b.displaced, node, to_time(model.now()))) return;
+    if (bound_elsewhere_seen_.insert(ch.key).second) {
+      spdlog::warn("Pod {}: runs on {}, not on {} where {} was placed", ch.key, node, b.displaced,
+                   w);
+      if (bound_elsewhere_) bound_elsewhere_->Increment();
     }
   }
+  managed_pods_[ch.key] = {node, pod->pod->requests};
+  add(node, pod->pod->requests, +1);
 }
 
 void AdmissionStage::set_namespace(const KubeObject& ns, admission::Time now) {

@@ -48,8 +48,10 @@ class AdmissionStage {
     // A preempted workload already stopped: fed to the stages again, so it queues now.
     std::function<void(const std::string& key)> requeue;
     // A decision is about to leave: binding keeps an admission's plan (its pods' nodes), and
-    // drops it on a preemption.
-    std::function<void(const admission::Decision&, const std::vector<std::string>& pod_sets)>
+    // drops it on a preemption. Returns the hostnames of a preferred binding's nodes (for the
+    // templates' preferred node affinity), empty otherwise.
+    std::function<std::vector<std::string>(const admission::Decision&,
+                                           const std::vector<std::string>& pod_sets)>
         placed;
   };
 
@@ -63,11 +65,11 @@ class AdmissionStage {
   // Inputs from the model.
   // `cordoned`: being drained for scale-in, so nothing new goes there.
   void upsert_node(const ClusterModel& model, const std::string& name, bool cordoned);
-  // Pods of queued workloads are counted by the engine's own placements; the rest (daemon sets,
-  // unmanaged pods, and a queued workload's pod bound to a node its plan does not have) is what
-  // nodes have less of. The caller then updates the pod's node.
-  void update_pod(const ClusterModel& model, const ModelChange& change,
-                  const BindingStage& binding);
+  // Pods of queued workloads are counted by the engine's own placements, which follow a pod
+  // bound elsewhere than planned (Scheduler::move_pod); the rest (daemon sets, unmanaged pods,
+  // pods beyond what was admitted) is what nodes have less of. The caller then updates the
+  // pod's node.
+  void update_pod(const ClusterModel& model, const ModelChange& change, BindingStage& binding);
   void set_namespace(const KubeObject& ns, admission::Time now);
   // A PriorityClass's value gives the priority of workloads whose pods name it.
   void set_priority_class(const KubeObject& pc, admission::Time now);

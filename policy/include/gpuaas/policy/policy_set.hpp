@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuaas/policy/binding.hpp"
+
 namespace gpuaas::policy {
 
 // Where something was written: 1-based line and column.
@@ -139,11 +141,6 @@ struct WorkloadPriorityClass {
   std::string description;
   SourceRef at;
 };
-
-// How an admitted workload's pods are held to the nodes placement chose (docs/admission.md):
-// required narrows each gated pod to its node, preferred gives its templates a preferred node
-// affinity and no gate, off publishes the plan only. kKindDefault: what the kind's plugin says.
-enum class Binding { kKindDefault, kRequired, kPreferred, kOff };
 
 // gpuaas.io/v1alpha1 AdmissionPolicy: what Kueue's kinds cannot say. At most one per set.
 struct AdmissionPolicy {

@@ -21,7 +21,10 @@ inline constexpr const char* kScaledFromAnnotation = "gpuaas.io/scaled-from";
 
 // Admission as Kueue does it: merges the flavor's node labels into each template's
 // spec.nodeSelector and appends its tolerations (those not already there). The originals are
-// recorded first; a template admitted before is restored before the new flavor applies.
+// recorded first; a template admitted before is restored before the new flavor applies. With
+// request.preferred_hostnames (placement.binding preferred) each template also gets a preferred
+// node affinity (weight 100) on those kubernetes.io/hostname values; its affinity is recorded
+// too and put back by restore_templates.
 // Pointers name PodSpecs ("/spec/headGroupSpec/template/spec", or "/spec/predictor" where the
 // kind inlines one). Throws InvalidInput.
 void apply_flavor(Json& object, std::span<const std::string> pod_spec_pointers,
