@@ -9,92 +9,24 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
-#include "../tools/daemon_e2e.hpp"
-#include "fake_api_server.hpp"
+#include "bridge_e2e_fixture.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/kube/manifest_reader.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "stand_in_scheduler.hpp"
 
 namespace gpuaas::testing {
 namespace {
 
-json first_manifest(const std::string& rel) {
-  auto docs = kube::read_manifests(shared_dir() + "/manifests/" + rel);
-  EXPECT_TRUE(docs) << docs.status().message();
-  return docs && !docs->empty() ? json::parse((*docs)[0].json) : json();
-}
-
-json yaml_json(const std::string& text) {
-  auto docs = kube::parse_manifests(text, "inline");
-  EXPECT_TRUE(docs && docs->size() == 1);
-  return json::parse((*docs)[0].json);
-}
-
-// kH100QueuePolicy with room for twelve GPUs, so quota never decides where the pod goes.
-std::string h100_queue_policy_8() {
-  std::string p = kH100QueuePolicy;
-  const std::string q = "{name: nvidia.com/gpu, nominalQuota: 4}";
-  p.replace(p.find(q), q.size(), "{name: nvidia.com/gpu, nominalQuota: 12}");
-  return p;
-}
-const std::string kH100QueuePolicy8 = h100_queue_policy_8();
-
-class BridgeEndToEnd : public DaemonEndToEnd {
- protected:
-  BridgeEndToEnd() : DaemonEndToEnd("bridge") {}
-
-  void SetUp() override {
-    DaemonEndToEnd::SetUp();
-    api_ = bridge::FakeApiServer::start();
-    for (const auto& r : std::vector<std::tuple<std::string, std::string, std::string, bool>>{
-             {"v1", "Node", "nodes", false},
-             {"v1", "Pod", "pods", true},
-             {"v1", "Event", "events", true},
-             {"ray.io/v1", "RayJob", "rayjobs", true},
-             {"ray.io/v1", "RayCluster", "rayclusters", true}}) {
-      api_->add_resource(std::get<0>(r), std::get<1>(r), std::get<2>(r), std::get<3>(r));
-    }
-    api_->require_token("e2e-token");
-    write("kubeconfig",
-          "apiVersion: v1\nkind: Config\ncurrent-context: fake\n"
-          "clusters:\n- name: fake\n  cluster: {server: \"" +
-              api_->url() +
-              "\"}\nusers:\n- name: u\n  user: {token: e2e-token}\n"
-              "contexts:\n- name: fake\n  context: {cluster: fake, user: u}\n");
-    // Only the kinds the fake serves; short watches so re-watches happen within the test.
-    write("bridge.yaml", "cluster: e2e\nroot: " + root_ +
-                             "\nkubernetes: {inCluster: false, kubeconfig: " + dir_ +
-                             "/kubeconfig}\nwatch: {timeoutSeconds: 5}\nadmin: \"\"\n"
-                             "resources:\n"
-                             "- {apiVersion: v1, kind: Node, plural: nodes, namespaced: false}\n"
-                             "- {apiVersion: v1, kind: Pod, plural: pods}\n"
-                             "- {apiVersion: ray.io/v1, kind: RayJob, plural: rayjobs}\n"
-                             "- {apiVersion: ray.io/v1, kind: RayCluster, plural: rayclusters}\n");
+// Merge patches that resumed the RayJob (the admission), as the API server received them.
+std::size_t admissions(const bridge::FakeApiServer& api, const std::string& name) {
+  std::size_t n = 0;
+  for (const auto& r : api.requests()) {
+    if (r.method != "PATCH" || r.path.find("/rayjobs/" + name) == std::string::npos) continue;
+    auto body = json::parse(r.body, nullptr, false);
+    n += body.is_object() && body.contains("spec") && body["spec"].value("suspend", true) == false;
   }
-
-  void start_bridge(const std::string& log_name) {
-    bridge_ = std::make_unique<ChildProcess>(
-        std::vector<std::string>{bin_dir() + "/gpuaas-bridge", "--config", dir_ + "/bridge.yaml",
-                                 "--server", url()},
-        dir_ + "/" + log_name);
-  }
-
-  // Merge patches that resumed the job (the admission), as the API server received them.
-  std::size_t admissions(const std::string& name) const {
-    std::size_t n = 0;
-    for (const auto& r : api_->requests()) {
-      if (r.method != "PATCH" || r.path.find("/rayjobs/" + name) == std::string::npos) continue;
-      auto body = json::parse(r.body, nullptr, false);
-      n +=
-          body.is_object() && body.contains("spec") && body["spec"].value("suspend", true) == false;
-    }
-    return n;
-  }
-
-  std::unique_ptr<bridge::FakeApiServer> api_;
-  std::unique_ptr<ChildProcess> bridge_;
-};
+  return n;
+}
 
 TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
   start_daemon(kH100QueuePolicy);
@@ -119,7 +51,7 @@ TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
       << log();
   // The status annotation the bridge writes may land between the decision and its patch: the
   // patch then meets a 409 and gpuaasd patches again on the newer version (one more request).
-  const std::size_t patches = admissions("rayjob-sample");
+  const std::size_t patches = admissions(*api_, "rayjob-sample");
   EXPECT_GE(patches, 1u);
   EXPECT_LE(patches, 4u) << log();
   if (patches > 1) {
@@ -151,7 +83,7 @@ TEST_F(BridgeEndToEnd, QueuedRayJobIsAdmittedThroughTheBridgeOnce) {
   start_bridge("bridge2.log");
   std::this_thread::sleep_for(std::chrono::seconds(3));  // its watches and consumer come back
   ASSERT_TRUE(api_->wait_for_watches(4, 10000)) << bridge_->log();
-  EXPECT_EQ(admissions("rayjob-sample"), patches) << bridge_->log();
+  EXPECT_EQ(admissions(*api_, "rayjob-sample"), patches) << bridge_->log();
 
   // A deletion during a watch gap the server no longer has history for: the relist finds the
   // job gone, the bridge publishes DELETED, and the daemon forgets the workload.
@@ -240,7 +172,7 @@ status: {phase: Pending}
 // a 4-GPU pod on the 4-GPU node; without the narrowing the stand-in scheduler (first fitting
 // node by name) would take the 8-GPU one.
 TEST_F(BridgeEndToEnd, APlainPodRunsWhereTheDaemonPlacedIt) {
-  start_daemon(kH100QueuePolicy8);
+  start_daemon(h100_queue_policy_12());
   for (const auto& [name, gpus] : {std::pair{"h100-a", "8"}, std::pair{"h100-b", "4"}}) {
     json n = yaml_json(kH100Node);
     n["metadata"]["name"] = name;

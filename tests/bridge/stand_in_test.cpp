@@ -137,6 +137,35 @@ TEST_F(StandIns, OperatorMakesAPyTorchJobsPodsFromItsTemplatesAndDeletesThemOnSu
   EXPECT_EQ(pod_events(settled).front(), "DELETED train-master-0");
 }
 
+// gpuaasd may resume a workload before a poll loop's next pass sees it suspended; a real
+// operator would have seen the suspension and deleted the pods.
+TEST_F(StandIns, OperatorRemakesThePodsOfAWorkloadSuspendedAndResumedBetweenPasses) {
+  StandInOperator op(store_);
+  put(pytorch_job(false));
+  ASSERT_EQ(op.sync().created.size(), 4u);
+  const json before = pod("train-worker-0");
+  put(pytorch_job(true));
+  put(pytorch_job(false));
+  const auto pass = op.sync();
+  EXPECT_EQ(pass.deleted.size(), 4u);
+  EXPECT_EQ(pass.created.size(), 4u);
+  EXPECT_NE(pod("train-worker-0")["metadata"]["uid"], before["metadata"]["uid"]);
+  EXPECT_EQ(pods(), 4u);
+  const auto again = op.sync();
+  EXPECT_TRUE(again.created.empty() && again.deleted.empty());
+}
+
+TEST_F(StandIns, OperatorMakesAHeldBackPodOnlyOnceReleased) {
+  StandInOperator op(store_);
+  op.hold_back("team-a/train-worker-2");
+  put(pytorch_job(false));
+  EXPECT_EQ(op.sync().created.size(), 3u);
+  EXPECT_TRUE(op.sync().created.empty());
+  EXPECT_TRUE(pod("train-worker-2").is_null());
+  op.release("team-a/train-worker-2");
+  EXPECT_EQ(op.sync().created, std::vector<std::string>{"team-a/train-worker-2"});
+}
+
 TEST_F(StandIns, OperatorFollowsJobsRayClustersAndDeployments) {
   StandInOperator op(store_);
   const json tmpl = {{"spec", {{"containers", {{{"name", "c"}}}}}}};

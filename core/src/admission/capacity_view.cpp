@@ -92,6 +92,11 @@ std::vector<NodeDemand> Scheduler::node_demand() const {
   return out;
 }
 
+bool Scheduler::evicting(const std::string& key) const {
+  const uint32_t id = s_->entry_of(key);
+  return id != UINT32_MAX && s_->entries[id].state == EntryState::kEvicting;
+}
+
 std::optional<Decision> Scheduler::evict(const std::string& key, const std::string& rule,
                                          const std::string& why, Time now) {
   auto& s = *s_;

@@ -3,36 +3,24 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
-#include <initializer_list>
 #include <map>
 #include <set>
 #include <stdexcept>
+
+#include "stand_in_json.hpp"
 
 namespace gpuaas::bridge {
 namespace {
 
 using nlohmann::json;
+using stand_in::At;
+using stand_in::True;
 
 constexpr std::int64_t kInt32Max = 2147483647;
-
-// The value at a path of object keys, or null when any step is missing or not an object.
-const json& At(const json& j, std::initializer_list<const char*> keys) {
-  static const json kNull;
-  const json* at = &j;
-  for (const char* key : keys) {
-    if (!at->is_object()) return kNull;
-    const auto it = at->find(key);
-    if (it == at->end()) return kNull;
-    at = &*it;
-  }
-  return *at;
-}
 
 std::int64_t Count(const json& v, std::int64_t fallback) {
   return v.is_number_integer() ? v.get<std::int64_t>() : fallback;
 }
-
-bool True(const json& v) { return v.is_boolean() && v.get<bool>(); }
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -200,27 +188,55 @@ StandInOperator::Pass StandInOperator::sync() {
         owned[uid].push_back(std::move(pod));
       }
     }
+    // Every state a workload went through since the last pass, by uid: an operator's informer
+    // hands it each change, so a workload suspended and resumed in between still loses its pods.
+    std::map<std::string, std::vector<json>> seen;
+    for (auto i = store_.first_after(seen_rv_); i < store_.history.size(); ++i) {
+      const auto& c = store_.history[i];
+      if (c.type == "DELETED") continue;
+      for (const auto& k : kKinds) {
+        if (c.resource == store_.find_kind(k.api_version, k.kind)) {
+          seen[c.object["metadata"].value("uid", "")].push_back(c.object);
+        }
+      }
+    }
     std::set<std::string> live;  // uids of the workloads in the store
     for (const auto& k : kKinds) {
       for (const auto& w : controller::List(store_, k.api_version, k.kind)) {
         const std::string uid = w["metadata"].value("uid", "");
         live.insert(uid);
+        std::vector<json> wanted_pods;
         std::set<std::string> wanted;
         for (const auto& set : k.pod_sets(w)) {
           for (std::int64_t i = 0; i < set.count; ++i) {
-            json pod = MakePod(w, set, i);
-            const std::string key = KeyOf(pod);
-            wanted.insert(key);
-            if (existing.contains(key)) continue;  // ours, or a name someone else took
-            Check(controller::Create(store_, pod), "create " + key);
-            existing.insert(key);
-            pass.created.push_back(key);
+            wanted_pods.push_back(MakePod(w, set, i));
+            wanted.insert(KeyOf(wanted_pods.back()));
+          }
+        }
+        // Pods some state since the last pass did not want went then, even if wanted again now.
+        std::set<std::string> dropped;
+        for (const auto& state : seen[uid]) {
+          std::set<std::string> then;
+          for (const auto& set : k.pod_sets(state)) {
+            for (std::int64_t i = 0; i < set.count; ++i) then.insert(KeyOf(MakePod(state, set, i)));
+          }
+          for (const auto& pod : owned[uid]) {
+            if (!then.contains(KeyOf(pod))) dropped.insert(KeyOf(pod));
           }
         }
         for (const auto& pod : owned[uid]) {
-          if (wanted.contains(KeyOf(pod))) continue;
-          Check(controller::Delete(store_, pod), "delete " + KeyOf(pod));
-          pass.deleted.push_back(KeyOf(pod));
+          const std::string key = KeyOf(pod);
+          if (wanted.contains(key) && !dropped.contains(key)) continue;
+          Check(controller::Delete(store_, pod), "delete " + key);
+          existing.erase(key);
+          pass.deleted.push_back(key);
+        }
+        for (const auto& pod : wanted_pods) {
+          const std::string key = KeyOf(pod);
+          if (existing.contains(key) || held_back_.contains(key)) continue;  // or someone's name
+          Check(controller::Create(store_, pod), "create " + key);
+          existing.insert(key);
+          pass.created.push_back(key);
         }
       }
     }
@@ -232,9 +248,13 @@ StandInOperator::Pass StandInOperator::sync() {
         pass.deleted.push_back(KeyOf(pod));
       }
     }
+    seen_rv_ = store_.rv;
   }
   store_.changed.notify_all();
   return pass;
 }
+
+void StandInOperator::hold_back(const std::string& pod) { held_back_.insert(pod); }
+void StandInOperator::release(const std::string& pod) { held_back_.erase(pod); }
 
 }  // namespace gpuaas::bridge

@@ -16,11 +16,15 @@
 // affinity, tolerations), the operator's own labels on top (ray.io/cluster, job-name, ...), an
 // ownerReference to the workload (controller: true, its uid) and status.phase Pending. A pod of
 // the workload that is missing is made again, as operators do; one it no longer wants is deleted;
-// a pod whose controlling workload is gone is deleted, as the garbage collector does. Not
-// modelled: pods finishing, restart policies, KubeRay's injected containers, ReplicaSets (a
-// Deployment owns its pods directly here), rollouts.
+// a pod whose controlling workload is gone is deleted, as the garbage collector does. Each pass
+// acts on every state a workload went through since the last one (the store's history), as an
+// operator's informer delivers each change: a workload suspended and resumed between two passes
+// loses its pods and gets new ones. Not modelled: pods finishing, restart policies, KubeRay's
+// injected containers, ReplicaSets (a Deployment owns its pods directly here), rollouts.
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,8 +44,14 @@ class StandInOperator {
   // store.changed after). No threads of its own: a test calls it in its poll loop.
   Pass sync();
 
+  // A pod ("namespace/name") not made until released, as from an operator slow to make it.
+  void hold_back(const std::string& pod);
+  void release(const std::string& pod);
+
  private:
   FakeStore& store_;
+  std::uint64_t seen_rv_ = 0;  // the store's resourceVersion after the last pass
+  std::set<std::string> held_back_;
 };
 
 }  // namespace gpuaas::bridge

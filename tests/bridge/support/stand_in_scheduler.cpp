@@ -4,32 +4,21 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
-#include <initializer_list>
 #include <stdexcept>
+
+#include "stand_in_json.hpp"
 
 namespace gpuaas::bridge {
 namespace {
 
 using nlohmann::json;
+using stand_in::At;
+using stand_in::True;
 
 constexpr const char* kGpu = "nvidia.com/gpu";
 // A fixed time: conditions written again with the same content must compare equal.
 constexpr const char* kTransitionTime = "2026-01-01T00:00:00Z";
 constexpr std::array<const char*, 3> kCompared = {"status", "reason", "message"};
-
-const json& At(const json& j, std::initializer_list<const char*> keys) {
-  static const json kNull;
-  const json* at = &j;
-  for (const char* key : keys) {
-    if (!at->is_object()) return kNull;
-    const auto it = at->find(key);
-    if (it == at->end()) return kNull;
-    at = &*it;
-  }
-  return *at;
-}
-
-bool True(const json& v) { return v.is_boolean() && v.get<bool>(); }
 
 std::int64_t Priority(const json& pod) {
   const json& p = At(pod, {"spec", "priority"});

@@ -5,6 +5,7 @@
 // serving kinds get a preferred affinity instead.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -395,6 +396,49 @@ TEST_F(PodBindingTest, APodStillUnschedulableAfterTheBindTimeoutRequeuesItsWorkl
     requeued = requeued || (a.target().name() == "stuck" && a.rule() == "placement/bindTimeout");
   EXPECT_TRUE(requeued)
       << "the pod plugin stops a Pod by deleting it; its controller makes it anew";
+}
+
+// Requeued by its bind timeout, a gang holds its quota until its object is seen stopped: an
+// update meanwhile (the bridge writing its status) must not queue it again, or it would be
+// admitted while its suspension is still on the way, and then sit suspended as admitted.
+TEST_F(PodBindingTest, AGangRequeuedByItsBindTimeoutIsPlacedAgainOnlyOnceItHasStopped) {
+  json job = pytorchjob("slow", 0, 8);
+  const auto plan = plan_of(add(job), "slow");
+  ASSERT_EQ(plan.size(), 1u);
+  job["metadata"]["resourceVersion"] = "4";
+  job["spec"]["runPolicy"]["suspend"] = false;  // as the admission left it
+  send(sim::Change::kModified, job);
+  ASSERT_EQ(openings(add(job_pod("slow", "master", 0, 8))).size(), 1u);
+  json pod = job_pod("slow", "master", 0, 8);
+  pod["metadata"]["resourceVersion"] = "21";
+  pod["spec"].erase("schedulingGates");
+  pod["status"]["conditions"] = json::array({{{"type", "PodScheduled"},
+                                              {"status", "False"},
+                                              {"reason", "Unschedulable"},
+                                              {"message", "0/2 nodes are available"}}});
+  send(sim::Change::kModified, pod);
+  driver_->tick(now_ += std::chrono::minutes(3));
+  auto r = driver_->settle();
+  ASSERT_TRUE(r) << r.status().message();
+  const auto requeue = std::find_if(r->begin(), r->end(), [](const v1::Action& a) {
+    return a.target().name() == "slow" && a.rule() == "placement/bindTimeout";
+  });
+  ASSERT_NE(requeue, r->end());
+
+  job["metadata"]["resourceVersion"] = "5";
+  job["metadata"]["annotations"]["gpuaas.io/status"] = R"({"reason":"Evicting"})";
+  for (const auto& a : send(sim::Change::kModified, job))
+    EXPECT_FALSE(a.target().name() == "slow" && a.rule().rfind("admission/", 0) == 0)
+        << "admitted again before it stopped: " << a.body_json();
+  EXPECT_EQ(explain("research/slow")["state"], "Evicting");
+
+  job["metadata"]["resourceVersion"] = "6";
+  job["spec"]["runPolicy"]["suspend"] = true;  // the requeue took effect
+  send(sim::Change::kDeleted, pod);
+  bool again = false;
+  for (const auto& a : send(sim::Change::kModified, job))
+    again = again || (a.target().name() == "slow" && a.rule().rfind("admission/", 0) == 0);
+  EXPECT_TRUE(again) << "stopped: queued and placed again";
 }
 
 TEST_F(PodBindingTest, BindingOffOpensWithoutANode) {

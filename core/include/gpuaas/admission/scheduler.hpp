@@ -193,6 +193,8 @@ class Scheduler {
   bool parked(const std::string& key) const;
   // Admitted (by a pass or adopted running) and neither parked nor being evicted.
   bool running(const std::string& key) const;
+  // Preempted or requeued, and its object not seen stopped yet: it still holds its quota.
+  bool evicting(const std::string& key) const;
 
   // Tries what the changes since the last pass may have unblocked; every workload that fits is
   // admitted in this pass. Decisions are in the order they were made.
@@ -216,8 +218,8 @@ class Scheduler {
   // gate removed by hand, another scheduler, a preferred affinity not met): one pod of pod set
   // `pod_set` (-1: the first set with a pod on `from`) moves there, so node capacity counts what
   // pods really hold. False when the placement has no such pod.
-  bool move_pod(const std::string& key, int pod_set, const std::string& from,
-                const std::string& to, Time now);
+  bool move_pod(const std::string& key, int pod_set, const std::string& from, const std::string& to,
+                Time now);
   // Keys of the workloads whose status (reason or admission) changed since the last call.
   std::vector<std::string> take_status_changes();
 

@@ -152,8 +152,10 @@ bool AdmissionStage::upsert_workload(const ClusterModel& model, const std::strin
   const auto now = to_time(model.now());
   auto [first, inserted] = first_seen_.emplace(key, now);
   std::string error;
-  auto info = workload_info(obj, view, admitted_.count(key) > 0, first->second,
-                            engine_->resources(), &error);
+  // One being evicted has started as much as an admitted one: until its object is seen stopped
+  // (suspended, deleted pods), it keeps its quota, or it would be admitted again meanwhile.
+  const bool started = admitted_.count(key) > 0 || engine_->evicting(key);
+  auto info = workload_info(obj, view, started, first->second, engine_->resources(), &error);
   if (!error.empty()) {
     spdlog::warn("{} {}/{}: {}", obj.meta.kind, obj.meta.namespace_, obj.meta.name, error);
     if (bad_annotations_) bad_annotations_->Increment();
