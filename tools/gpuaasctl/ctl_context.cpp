@@ -26,6 +26,18 @@ Result<std::string> CtlContext::ask(const char* endpoint, std::string body) cons
   return std::move(reply->data);
 }
 
+Result<Answer> CtlContext::ask_answer(const char* endpoint, std::string body) const {
+  auto reply = ask(endpoint, std::move(body));
+  if (!reply) return reply.status();
+  return read_answer(std::move(*reply));
+}
+
+int fail_answer(const Answer& a, bool as_json) {
+  if (as_json && a.body.contains("error")) std::cout << a.raw << "\n";
+  std::cerr << "gpuaasctl: " << a.error.value_or("error") << "\n";
+  return kExitInvalidInput;
+}
+
 int fail(const Status& s) {
   std::cerr << "gpuaasctl: " << s.message() << "\n";
   switch (s.code()) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "answer.hpp"
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
@@ -27,9 +28,14 @@ struct CtlContext {
   Result<std::unique_ptr<bus::Bus>> connect() const;
   // Asks the daemon's API endpoint ("state", "plugins") and returns its JSON answer.
   Result<std::string> ask(const char* endpoint, std::string body = "{}") const;
+  // ask(), read as an Answer: unreachable is a Status, an error answer is in Answer::error.
+  Result<Answer> ask_answer(const char* endpoint, std::string body = "{}") const;
 };
 
 // Prints "gpuaasctl: message" on stderr; returns the exit code for the status.
 int fail(const Status& s);
+// An error answer: the daemon's message on stderr and, with --json, its answer on stdout (when it
+// was a JSON object); exit 1.
+int fail_answer(const Answer& a, bool as_json);
 
 }  // namespace gpuaas::ctl

@@ -6,7 +6,9 @@
 
 #include "commands.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace gpuaas::ctl;
   CtlContext ctx;
   if (const char* env = std::getenv("GPUAAS_SERVER"); env != nullptr && *env != '\0') {
@@ -166,4 +168,19 @@ int main(int argc, char** argv) {
   if (report->parsed()) return show_report(ctx, report_since, report_projects, report_json);
   if (policy_check->parsed()) return check_policy(policy_paths);
   return kExitUsage;
+}
+
+}  // namespace
+
+// No input and no answer may end gpuaasctl with an abort: whatever a command did not expect is an
+// error of its own (exit 1), said on stderr.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuaasctl: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "gpuaasctl: internal error\n";
+  }
+  return gpuaas::ctl::kExitInvalidInput;
 }

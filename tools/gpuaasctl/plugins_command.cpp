@@ -2,35 +2,37 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "answer.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 
 namespace gpuaas::ctl {
 
 int show_plugins(const CtlContext& ctx, bool as_json) {
-  auto reply = ctx.ask("plugins");
-  if (!reply) return fail(reply.status());
+  auto a = ctx.ask_answer("plugins");
+  if (!a) return fail(a.status());
+  if (a->error) return fail_answer(*a, as_json);
   if (as_json) {
-    std::cout << *reply << "\n";
+    std::cout << a->raw << "\n";
     return kExitOk;
   }
-  auto s = nlohmann::json::parse(*reply, nullptr, false);
-  if (s.is_discarded()) return fail(Status::internal("the daemon's answer is not JSON"));
+  const auto& s = a->body;
   std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "STATUS", "KINDS", "STATE"}};
-  for (const auto& p : s["plugins"]) {
+  for (const auto& p : list(s, {"plugins"})) {
     std::string kinds;
-    for (const auto& k : p["kinds"]) {
+    for (const auto& k : list(p, {"kinds"})) {
       if (!kinds.empty()) kinds += ",";
-      kinds += text(k["kind"]) + "." + text(k["api_version"]);
+      kinds += text(at(k, {"kind"})) + "." + text(at(k, {"api_version"}));
     }
-    rows.push_back({text(p["name"]), text(p["version"]), text(p["status"]), kinds,
-                    p.value("disabled", false) ? "Disabled" : "Loaded"});
+    rows.push_back({text(at(p, {"name"})), text(at(p, {"version"})), text(at(p, {"status"})), kinds,
+                    flag(at(p, {"disabled"})) ? "Disabled" : "Loaded"});
   }
   table(rows);
-  if (!s["refused"].empty()) {
+  if (!list(s, {"refused"}).empty()) {
     std::cout << "\nREFUSED\n";
     rows = {{"LIBRARY", "REASON"}};
-    for (const auto& r : s["refused"]) rows.push_back({text(r["path"]), text(r["reason"])});
+    for (const auto& r : list(s, {"refused"}))
+      rows.push_back({text(at(r, {"path"})), text(at(r, {"reason"}))});
     table(rows);
   }
   return kExitOk;

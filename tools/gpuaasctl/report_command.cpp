@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "answer.hpp"
 #include "commands.hpp"
 #include "gpuaas/policy/policy_set.hpp"
 #include "table.hpp"
@@ -20,18 +21,16 @@ std::string fixed(const nlohmann::json& v, int digits) {
 
 std::vector<std::string> row(const std::string& tenant, const std::string& project,
                              const nlohmann::json& x) {
-  const auto& h = x["gpu_hours"];
-  const auto& o = x["outcomes"];
   return {tenant,
           project,
-          fixed(h["allocated"], 2),
-          fixed(h["busy"], 2),
-          fixed(h["idle_reserved"], 2),
-          fixed(o["total"], 0),
-          fixed(x["cost"]["allocated"], 2),
-          fixed(x["cost"]["idle_reserved"], 2),
-          fixed(x["cost"]["total"], 2),
-          fixed(x["cost_per_outcome"], 4)};
+          fixed(at(x, {"gpu_hours", "allocated"}), 2),
+          fixed(at(x, {"gpu_hours", "busy"}), 2),
+          fixed(at(x, {"gpu_hours", "idle_reserved"}), 2),
+          fixed(at(x, {"outcomes", "total"}), 0),
+          fixed(at(x, {"cost", "allocated"}), 2),
+          fixed(at(x, {"cost", "idle_reserved"}), 2),
+          fixed(at(x, {"cost", "total"}), 2),
+          fixed(at(x, {"cost_per_outcome"}), 4)};
 }
 
 }  // namespace
@@ -45,39 +44,43 @@ int show_report(const CtlContext& ctx, const std::string& since, bool projects, 
           Status::invalid("--since " + since + ": not a duration (e.g. 1h, 30m, 7d as 168h)"));
     window = std::to_string(d->count());
   }
-  auto reply = ctx.ask("report", window);
-  if (!reply) return fail(reply.status());
-  auto r = nlohmann::json::parse(*reply, nullptr, false);
-  if (r.is_discarded()) return fail(Status::internal("the daemon's answer is not JSON"));
-  if (r.contains("error")) return fail(Status::invalid(text(r["error"])));
+  auto a = ctx.ask_answer("report", window);
+  if (!a) return fail(a.status());
+  if (a->error) return fail_answer(*a, as_json);
   if (as_json) {
-    std::cout << *reply << "\n";
+    std::cout << a->raw << "\n";
     return kExitOk;
   }
-  const std::string cur = text(r["currency"]);
-  std::cout << "From " << text(r["from"]) << " to " << text(r["to"]) << " (event time), GPU-hours"
-            << " and " << cur << "\n";
+  const auto& r = a->body;
+  const std::string cur = text(at(r, {"currency"}));
+  std::cout << "From " << text(at(r, {"from"})) << " to " << text(at(r, {"to"}))
+            << " (event time), GPU-hours and " << cur << "\n";
   std::vector<std::vector<std::string>> rows{{"TENANT", "PROJECT", "ALLOCATED", "BUSY",
                                               "IDLE-RESERVED", "OUTCOMES", "COST", "RESERVED-COST",
                                               "TOTAL", "PER-OUTCOME"}};
-  for (const auto& t : r["tenants"]) {
-    const std::string tenant = text(t["tenant"]).empty() ? "(no queue)" : text(t["tenant"]);
+  for (const auto& t : list(r, {"tenants"})) {
+    const std::string name = text(at(t, {"tenant"}));
+    const std::string tenant = name.empty() || name == "-" ? "(no queue)" : name;
     rows.push_back(row(tenant, "*", t));
     if (projects)
-      for (const auto& p : t["projects"]) rows.push_back(row(tenant, text(p["namespace"]), p));
+      for (const auto& p : list(t, {"projects"}))
+        rows.push_back(row(tenant, text(at(p, {"namespace"})), p));
   }
   table(rows);
-  const auto& c = r["cluster"];
-  std::cout << "\nCluster: " << fixed(c["capacity_gpu_hours"], 2) << " GPU-hours of capacity, cost "
-            << fixed(c["cost"], 2) << " " << cur << ", idle (charged to nobody) "
-            << fixed(c["idle_cost"], 2) << " " << cur << "\n";
+  const auto& c = at(r, {"cluster"});
+  std::cout << "\nCluster: " << fixed(at(c, {"capacity_gpu_hours"}), 2)
+            << " GPU-hours of capacity, cost " << fixed(at(c, {"cost"}), 2) << " " << cur
+            << ", idle (charged to nobody) " << fixed(at(c, {"idle_cost"}), 2) << " " << cur
+            << "\n";
   std::vector<std::vector<std::string>> flavors{
       {"FLAVOR", "GPU-HOUR PRICE", "SOURCE", "CAPACITY", "COST", "IDLE COST"}};
-  for (const auto& f : c["flavors"])
-    flavors.push_back({text(f["flavor"]).empty() ? "(unknown)" : text(f["flavor"]),
-                       fixed(f["gpu_hour_price"], 4), text(f["price_source"]),
-                       fixed(f["capacity_gpu_hours"], 2), fixed(f["cost"], 2),
-                       fixed(f["idle_cost"], 2)});
+  for (const auto& f : list(c, {"flavors"})) {
+    const std::string name = text(at(f, {"flavor"}));
+    flavors.push_back({name.empty() || name == "-" ? "(unknown)" : name,
+                       fixed(at(f, {"gpu_hour_price"}), 4), text(at(f, {"price_source"})),
+                       fixed(at(f, {"capacity_gpu_hours"}), 2), fixed(at(f, {"cost"}), 2),
+                       fixed(at(f, {"idle_cost"}), 2)});
+  }
   if (flavors.size() > 1) table(flavors);
   return kExitOk;
 }

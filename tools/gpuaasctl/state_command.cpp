@@ -1,8 +1,9 @@
 // state: the daemon's model, by request-reply.
-#include <iomanip>
+#include <cstdint>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "answer.hpp"
 #include "commands.hpp"
 #include "table.hpp"
 
@@ -15,64 +16,71 @@ void print_human(const json& s) {
   std::vector<std::vector<std::string>> rows;
   if (s.contains("namespace")) {
     // A namespace's view (--scope): no nodes, no cluster-wide counters.
-    std::cout << "CLOCK " << text(s["clock"]) << "   NAMESPACE " << text(s["namespace"]) << "\n";
+    std::cout << "CLOCK " << text(at(s, {"clock"})) << "   NAMESPACE " << text(at(s, {"namespace"}))
+              << "\n";
   } else {
-    const auto& in = s["intake"];
-    std::cout << "CLOCK " << text(s["clock"]) << "   EVENTS APPLIED " << text(in["events_applied"])
-              << "   DEAD-LETTERED " << text(in["deadlettered"]) << "\n\nNODES\n";
+    std::cout << "CLOCK " << text(at(s, {"clock"})) << "   EVENTS APPLIED "
+              << text(at(s, {"intake", "events_applied"})) << "   DEAD-LETTERED "
+              << text(at(s, {"intake", "deadlettered"})) << "\n\nNODES\n";
     rows = {{"NAME", "READY", "GPU PRODUCT", "GPUS", "ALLOCATABLE", "REQUESTED"}};
-    for (const auto& n : s["nodes"]) {
-      rows.push_back({text(n["name"]), n["ready"].get<bool>() ? "True" : "False",
-                      text(n["gpu_product"]), text(n["gpus"]["capacity"]),
-                      text(n["gpus"]["allocatable"]), text(n["gpus"]["requested"])});
+    for (const auto& n : list(s, {"nodes"})) {
+      rows.push_back({text(at(n, {"name"})), flag(at(n, {"ready"})) ? "True" : "False",
+                      text(at(n, {"gpu_product"})), text(at(n, {"gpus", "capacity"})),
+                      text(at(n, {"gpus", "allocatable"})), text(at(n, {"gpus", "requested"}))});
     }
     table(rows);
   }
   std::cout << "\nGPUS BY FLAVOR\n";
   rows = {{"FLAVOR", "NODES", "READY", "CAPACITY", "ALLOCATABLE", "REQUESTED"}};
-  for (const auto& [name, p] : s["gpus_by_flavor"].items()) {
-    rows.push_back({name, text(p["nodes"]), text(p["ready_nodes"]), text(p["capacity"]),
-                    text(p["allocatable"]), text(p["requested"])});
+  for (const auto& [name, p] : object(s, {"gpus_by_flavor"}).items()) {
+    rows.push_back({name, text(at(p, {"nodes"})), text(at(p, {"ready_nodes"})),
+                    text(at(p, {"capacity"})), text(at(p, {"allocatable"})),
+                    text(at(p, {"requested"}))});
   }
   table(rows);
-  if (s.contains("node_pools") && s["node_pools"].is_array() && !s["node_pools"].empty()) {
+  if (!list(s, {"node_pools"}).empty()) {
     std::cout << "\nNODE POOLS\n";
     rows = {{"NAME", "FLAVOR", "READY", "COMING", "MIN", "MAX", "LAUNCHED", "FAILED", "LAST PLAN"}};
-    for (const auto& p : s["node_pools"]) {
-      const auto& n = p["nodes"];
-      const int64_t coming = n["not_ready"].get<int64_t>() + n["asked"].get<int64_t>();
-      std::string plan = text(p["plan"]["rule"]);
+    for (const auto& p : list(s, {"node_pools"})) {
+      const auto not_ready = integer(at(p, {"nodes", "not_ready"}));
+      const auto asked = integer(at(p, {"nodes", "asked"}));
+      const std::string coming =
+          not_ready && asked && *not_ready < INT64_MAX / 2 && *asked < INT64_MAX / 2
+              ? std::to_string(*not_ready + *asked)
+              : "-";
+      std::string plan = text(at(p, {"plan", "rule"}));
       if (plan.empty() || plan == "-") plan = "steady";
-      rows.push_back({text(p["name"]), text(p["flavor"]), text(n["ready"]), std::to_string(coming),
-                      text(p["min_nodes"]), text(p["max_nodes"]), text(p["nodes_launched"]),
-                      text(p["provisioning_failures"]), plan});
+      rows.push_back({text(at(p, {"name"})), text(at(p, {"flavor"})),
+                      text(at(p, {"nodes", "ready"})), coming, text(at(p, {"min_nodes"})),
+                      text(at(p, {"max_nodes"})), text(at(p, {"nodes_launched"})),
+                      text(at(p, {"provisioning_failures"})), plan});
     }
     table(rows);
   }
   std::cout << "\nWORKLOADS\n";
   rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "GPUS", "PODS"}};
-  for (const auto& w : s["workloads"]) {
-    std::string gpus = w.contains("demand") ? text(w["demand"]["gpus"]) : "-";
-    rows.push_back({text(w["namespace"]), text(w["kind"]), text(w["name"]), text(w["queue"]),
-                    text(w["state"]), gpus, std::to_string(w["pods"].size())});
+  for (const auto& w : list(s, {"workloads"})) {
+    rows.push_back({text(at(w, {"namespace"})), text(at(w, {"kind"})), text(at(w, {"name"})),
+                    text(at(w, {"queue"})), text(at(w, {"state"})), text(at(w, {"demand", "gpus"})),
+                    std::to_string(list(w, {"pods"}).size())});
   }
   table(rows);
-  std::cout << "\nPODS " << text(s["pods"]["total"]) << " (" << text(s["pods"]["running"])
-            << " running)   METRIC SERIES " << text(s["metrics"]["series"]) << "\n";
+  std::cout << "\nPODS " << text(at(s, {"pods", "total"})) << " ("
+            << text(at(s, {"pods", "running"})) << " running)   METRIC SERIES "
+            << text(at(s, {"metrics", "series"})) << "\n";
 }
 
 }  // namespace
 
 int show_state(const CtlContext& ctx, bool as_json) {
-  auto reply = ctx.ask("state");
-  if (!reply) return fail(reply.status());
+  auto a = ctx.ask_answer("state");
+  if (!a) return fail(a.status());
+  if (a->error) return fail_answer(*a, as_json);
   if (as_json) {
-    std::cout << *reply << "\n";
+    std::cout << a->raw << "\n";
     return kExitOk;
   }
-  json s = json::parse(*reply, nullptr, false);
-  if (s.is_discarded()) return fail(Status::internal("the daemon's answer is not JSON"));
-  print_human(s);
+  print_human(a->body);
   return kExitOk;
 }
 
