@@ -123,7 +123,8 @@ void parse_document(Reader& r, const YAML::Node& node, ParsedSet& out) {
                           "(kueue.x-k8s.io) and gpuaas.io/v1alpha1 AdmissionPolicy");
 }
 
-// One YAML document of a file: its text, padded with newlines so marks keep their line.
+// One YAML document of a file: its text, and the line it starts on (marks are offset by it; the
+// text is not padded with newlines to keep them, which made loading quadratic in documents).
 struct DocumentText {
   int first_line = 0;  // 0-based
   std::string text;
@@ -145,26 +146,29 @@ std::vector<DocumentText> split_documents(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     std::string_view line(text.data() + pos, end - pos);
     pos = end + 1;
-    if (starts_marker(line, "---")) docs.push_back({line_no, std::string(line_no, '\n'), -1});
+    if (starts_marker(line, "---")) docs.push_back({line_no, std::string(), -1});
     docs.back().text.append(line).push_back('\n');
     std::size_t first = line.find_first_not_of(" \t\r");
     bool content = first != std::string_view::npos && line[first] != '#' &&
                    !starts_marker(line, "---") && !starts_marker(line, "...") && line[0] != '%';
     if (content && docs.back().content_line < 0) docs.back().content_line = line_no;
-    if (starts_marker(line, "..."))
-      docs.push_back({line_no + 1, std::string(line_no + 1, '\n'), -1});
+    if (starts_marker(line, "...")) docs.push_back({line_no + 1, std::string(), -1});
   }
   return docs;
 }
 
+SourceRef mark_at(const std::string& file, const YAML::Mark& m, int first_line) {
+  return {file, std::max(first_line + m.line + 1, 1), std::max(m.column + 1, 1)};
+}
+
 void parse_text(const std::string& file, const std::string& text, ParsedSet& out, Diagnostics& d) {
-  std::vector<YAML::Node> docs;
-  for (const auto& part : split_documents(text)) {
+  std::vector<std::pair<YAML::Node, int>> docs;  // each with its first line
+  for (auto& part : split_documents(text)) {
     YAML::Node doc;
     try {
       doc = YAML::Load(part.text);
     } catch (const YAML::Exception& e) {
-      d.error({file, std::max(e.mark.line + 1, 1), std::max(e.mark.column + 1, 1)},
+      d.error(mark_at(file, e.mark, e.mark.line < 0 ? 0 : part.first_line),
               "YAML syntax error: " + e.msg);
       out.incomplete = true;
       return;
@@ -176,15 +180,17 @@ void parse_text(const std::string& file, const std::string& text, ParsedSet& out
       out.incomplete = true;
       return;
     }
-    docs.push_back(std::move(doc));
+    std::string().swap(part.text);
+    docs.emplace_back(std::move(doc), part.first_line);
   }
   Reader r(file, d);
-  for (const auto& doc : docs) {
+  for (const auto& [doc, first_line] : docs) {
+    r.set_line_offset(first_line);
     try {
       parse_document(r, doc, out);
     } catch (const YAML::Exception& e) {
       // yaml-cpp throws on shapes the readers did not foresee; report, do not crash.
-      d.error({file, std::max(e.mark.line + 1, 1), std::max(e.mark.column + 1, 1)},
+      d.error(mark_at(file, e.mark, e.mark.line < 0 ? 0 : first_line),
               "cannot read this document: " + e.msg);
       out.incomplete = true;
     }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "parsed_set.hpp"
 
@@ -86,6 +88,13 @@ void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>&
                       const ParsedAdmissionPolicy* admission, Diagnostics& d) {
   std::set<std::string> flavors;
   for (const auto& f : set.flavors) flavors.insert(f.name);
+  // Indexes, so checking every reference stays linear in the set's size.
+  std::unordered_set<std::string_view> cluster_queues, local_queue_keys;
+  for (const auto& cq : set.cluster_queues) cluster_queues.insert(cq.name);
+  std::vector<std::string> keys;
+  keys.reserve(set.local_queues.size());
+  for (const auto& lq : set.local_queues) keys.push_back(lq.namespace_ + "/" + lq.name);
+  for (const auto& k : keys) local_queue_keys.insert(k);
   for (const auto& cq : set.cluster_queues) {
     check_flavor_references(cq.resource_groups, "ClusterQueue " + in_quotes(cq.name), flavors, d);
   }
@@ -94,7 +103,7 @@ void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>&
   }
   for (const auto& lq : local_queues) {
     const auto& q = lq.queue;
-    if (!q.cluster_queue.empty() && set.cluster_queue(q.cluster_queue) == nullptr) {
+    if (!q.cluster_queue.empty() && !cluster_queues.contains(q.cluster_queue)) {
       d.error(lq.cluster_queue_at, "LocalQueue " + in_quotes(q.namespace_ + "/" + q.name) +
                                        " feeds ClusterQueue " + in_quotes(q.cluster_queue) +
                                        ", which is not defined");
@@ -102,7 +111,7 @@ void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>&
   }
   if (admission == nullptr) return;
   for (const auto& [name, at] : admission->cluster_queue_keys) {
-    if (set.cluster_queue(name) == nullptr) {
+    if (!cluster_queues.contains(name)) {
       d.error(at, "expectedDuration.byClusterQueue names ClusterQueue " + in_quotes(name) +
                       ", which is not defined");
     }
@@ -110,7 +119,7 @@ void check_references(const PolicySet& set, const std::vector<ParsedLocalQueue>&
   for (const auto& [key, at] : admission->local_queue_keys) {
     size_t slash = key.find('/');
     if (slash == std::string::npos) continue;  // already reported as malformed
-    if (set.local_queue(key.substr(0, slash), key.substr(slash + 1)) == nullptr) {
+    if (!local_queue_keys.contains(key)) {
       d.error(at, "expectedDuration.byLocalQueue names LocalQueue " + in_quotes(key) +
                       ", which is not defined");
     }

@@ -85,7 +85,7 @@ const Field* Fields::get(std::string_view name) const {
 
 SourceRef Reader::at(const YAML::Node& n) const {
   if (!n.IsDefined() || n.Mark().line < 0) return {file_, 1, 1};
-  return {file_, n.Mark().line + 1, n.Mark().column + 1};
+  return {file_, line_offset_ + n.Mark().line + 1, n.Mark().column + 1};
 }
 
 SourceRef Reader::at(const Field& f) const {

@@ -77,6 +77,9 @@ class Reader {
   Reader(std::string file, Diagnostics& diagnostics) : file_(std::move(file)), diag_(diagnostics) {}
 
   const std::string& file() const { return file_; }
+  // The line in the file where the document being read starts (0-based): yaml-cpp's marks count
+  // from the document's own text.
+  void set_line_offset(int lines) { line_offset_ = lines; }
   SourceRef at(const YAML::Node& n) const;
   // Where a field was written: its value, or its key when the value has no position.
   SourceRef at(const Field& f) const;
@@ -117,6 +120,7 @@ class Reader {
   void bad_choice(const Field& f, const std::vector<const char*>& names);
   std::string file_;
   Diagnostics& diag_;
+  int line_offset_ = 0;
 };
 
 // Shown in messages: the value as written, quoted.

@@ -1,6 +1,7 @@
 // gpuaasctl's commands; each returns the process exit code (see ctl_context.hpp).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,8 @@ int explain(const CtlContext& ctx, const std::string& workload, bool json);
 // `report [--since D] [--projects] [--json]`: GPU-hours, outcomes and cost per tenant.
 int show_report(const CtlContext& ctx, const std::string& since, bool projects, bool json);
 
-// Offline, no server: validates policy files (or directories of them) as one set.
-int check_policy(const std::vector<std::string>& paths);
+// Offline, no server: validates policy files (or directories of them) as one set, and that
+// gpuaasd can publish them under a server's max_payload (bytes; 0: not checked).
+int check_policy(const std::vector<std::string>& paths, int64_t max_payload);
 
 }  // namespace gpuaas::ctl

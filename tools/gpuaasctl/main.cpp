@@ -118,6 +118,12 @@ int run(int argc, char** argv) {
       "check", "Validate policy files as one set; print FILE:LINE:COLUMN: message per mistake");
   policy_check->add_option("files", policy_paths, "Policy files, or directories of *.yaml/*.yml")
       ->required();
+  int64_t max_payload = 1048576;
+  policy_check
+      ->add_option("--max-payload", max_payload,
+                   "The NATS servers' max_payload in bytes (default 1048576, nats-server's); "
+                   "0 checks no size")
+      ->check(CLI::NonNegativeNumber);
 
   try {
     app.parse(argc, argv);
@@ -166,7 +172,7 @@ int run(int argc, char** argv) {
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
   if (explain_cmd->parsed()) return explain(ctx, explain_target, explain_json);
   if (report->parsed()) return show_report(ctx, report_since, report_projects, report_json);
-  if (policy_check->parsed()) return check_policy(policy_paths);
+  if (policy_check->parsed()) return check_policy(policy_paths, max_payload);
   return kExitUsage;
 }
 

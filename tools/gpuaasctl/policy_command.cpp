@@ -1,7 +1,10 @@
 // policy check: validates policy files offline, as gpuaasd would load them, and prints each
 // mistake as FILE:LINE:COLUMN: message (the form editors and CI logs link to).
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "commands.hpp"
 #include "gpuaas/policy/policy_loader.hpp"
@@ -30,9 +33,23 @@ std::string summary(const policy::PolicySet& s, size_t warnings) {
   return out;
 }
 
+// What gpuaasd publishes for these files: a PolicySet event holding each file's name and whole
+// text as JSON strings (core/src/pipeline/policy_set_object.cpp), in an envelope of a few hundred
+// bytes. Over the server's max_payload (less what headers take) it cannot be published.
+std::size_t policy_set_event_bytes(const std::vector<std::string>& files) {
+  std::size_t n = 512;  // the object's other fields and the event's envelope
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    n += nlohmann::json(f).dump().size() + nlohmann::json(ss.str()).dump().size() + 32;
+  }
+  return n;
+}
+
 }  // namespace
 
-int check_policy(const std::vector<std::string>& paths) {
+int check_policy(const std::vector<std::string>& paths, int64_t max_payload) {
   auto r = policy::load_policy_files(paths);
   // Errors and warnings interleaved by place: both lists are sorted by file, line, column.
   std::vector<std::string> order = r.set.files;
@@ -54,6 +71,17 @@ int check_policy(const std::vector<std::string>& paths) {
   }
   if (!r.ok()) {
     std::cerr << "policy check: " << count(r.errors.size(), "error", "errors") << "\n";
+    return kExitInvalidInput;
+  }
+  if (const std::size_t bytes = policy_set_event_bytes(r.set.files);
+      max_payload > 0 && static_cast<int64_t>(bytes) > max_payload - 4096) {
+    std::string files;
+    for (const auto& f : r.set.files) files += (files.empty() ? "" : ", ") + f;
+    std::cerr << files << ": gpuaasd would publish these files as a PolicySet event of about "
+              << bytes << " bytes, more than --max-payload " << max_payload
+              << " (the NATS server's max_payload, less 4096 for headers) allows: raise "
+                 "max_payload on the servers and pass it here, or shorten the files\n"
+              << "policy check: 1 error\n";
     return kExitInvalidInput;
   }
   std::cout << summary(r.set, r.warnings.size()) << "\n";

@@ -157,8 +157,23 @@ Status Daemon::reload_policy() {
   v1::Event ev = wire::make_object_event(
       wire::ChangeType::kModified, *text, wire::random_uuid(), config_.source,
       std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()));
-  if (auto s = ctx.bus.publish(wire::encode_event(ev, ctx.subjects.events("", kPolicySetKind))); !s)
+  auto msg = wire::encode_event(ev, ctx.subjects.events("", kPolicySetKind));
+  // Over max_payload the server refuses the event with a bare "maximum payload exceeded": say
+  // which files and what limit, as `gpuaasctl policy check --max-payload` does before deploying.
+  if (const int64_t max = ctx.bus.max_payload();
+      max > 0 && static_cast<int64_t>(msg.data.size()) > max - 4096) {  // headers, subject
+    std::string files;
+    for (const auto& f : config_.policy_files) files += (files.empty() ? "" : ", ") + f;
+    Status s = Status::invalid(
+        files + ": the policy files make a PolicySet event of " + std::to_string(msg.data.size()) +
+        " bytes, more than the NATS server's max_payload (" + std::to_string(max) +
+        " bytes, less 4096 for headers) allows: raise max_payload on the servers, or shorten the "
+        "files (comments, repeats)");
+    std::shared_lock lock(model_mu_);
+    ctx.pipeline->refuse_policy("\n" + s.message());
     return s;
+  }
+  if (auto s = ctx.bus.publish(msg); !s) return s;
   published_policy_ = *text;
   spdlog::info("policy files published to the event stream ({} file(s))",
                config_.policy_files.size());

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "gpuaas/bus/memory_bus.hpp"
@@ -93,6 +94,35 @@ TEST(Daemon, AnAnswerTooLargeToSendBecomesAnError) {
   EXPECT_NE(answer.value("error", "").find("more than the NATS server's max_payload"),
             std::string::npos)
       << reply->data.substr(0, 200);
+}
+
+// Thousands of ClusterQueues: valid, but their PolicySet event is over the server's max_payload.
+// The daemon says which files and what limit instead of the server's bare refusal.
+TEST(Daemon, PolicyFilesTooLargeForOneEventAreRefusedNamingTheLimit) {
+  const std::string path = ::testing::TempDir() + "/many-queues.yaml";
+  {
+    std::ofstream out(path);
+    out << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n";
+    for (int i = 0; i < 5000; ++i) {
+      out << "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq-"
+          << i
+          << "}\nspec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: "
+             "[nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources:\n      - {name: "
+             "nvidia.com/gpu, nominalQuota: 8}\n";
+    }
+  }
+  auto b = bus::make_memory_bus();
+  DaemonConfig cfg = test_config();
+  cfg.policy_files = {path};
+  Daemon d(cfg, *b, nullptr);
+  const Status s = d.start();
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find(path + ": the policy files make a PolicySet event of"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("max_payload (" + std::to_string(b->max_payload()) + " bytes"),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(Daemon, BadInputIsDeadLetteredAndTheRestApplied) {
