@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "gpuaas/base/whole_quantity.hpp"
 #include "gpuaas/core/quantity.hpp"
 
 namespace gpuaas::core {
@@ -56,11 +57,20 @@ Status at_path(std::string_view path, const Status& s) {
 
 // A quantity the model counts: never negative (the API server refuses those), and small enough
 // that the requests of kMaxContainers containers add up without overflowing (2^54 milli-units:
-// 18 PB of memory in bytes, 18 trillion GPUs).
+// 18 TB of memory in bytes, 18 trillion GPUs).
 constexpr int64_t kMaxQuantityMilli = int64_t{1} << 54;
 // Containers and init containers of one pod: the sums above stay in range, and one event cannot
 // make the decoder work without bound. Real pods have a handful.
 constexpr std::size_t kMaxContainers = 256;
+
+// At most 40 bytes of a value, quoted, cut before a UTF-8 continuation byte so the message
+// stays text.
+std::string quoted_prefix(std::string_view text) {
+  std::size_t cut = std::min<std::size_t>(text.size(), 40);
+  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  return "\"" + std::string(text.substr(0, cut)) + "\"";
+}
 
 // Quantities are strings in kubectl's output; a bare number is accepted as well. Error messages
 // are relative to parent.key (": not an object", ".cpu: ...").
@@ -74,25 +84,35 @@ Status read_resources(element parent, std::string_view key, ResourceList& out) {
     std::optional<int64_t> milli;
     if (field.value.get(text) == simdjson::SUCCESS) {
       milli = parse_quantity_milli(text);
+      if (!milli) {
+        int64_t units = 0;
+        const QuantityCheck c = whole_quantity(text, &units);
+        if (c == QuantityCheck::kNegative)
+          return Status::invalid("." + std::string(field.key) + ": " + quoted_prefix(text) +
+                                 " is negative");
+        // Valid, but past what milli-units hold (8E GPUs): as large as the model counts.
+        if (c != QuantityCheck::kMalformed) milli = kMaxQuantityMilli;
+      }
     } else if (double d; field.value.get(d) == simdjson::SUCCESS) {
-      if (d >= 0 && d < 9e15) milli = static_cast<int64_t>(std::ceil(d * 1000));
-      if (!milli) return Status::invalid("." + std::string(field.key) + ": not a quantity");
+      if (d < 0) {
+        char shown[32];
+        std::snprintf(shown, sizeof shown, "%g", d);
+        return Status::invalid("." + std::string(field.key) + ": " + shown + " is negative");
+      }
+      milli = d < 9e15 ? static_cast<int64_t>(std::ceil(d * 1000)) : kMaxQuantityMilli;
     } else {
       return Status::invalid("." + std::string(field.key) + ": not a quantity");
     }
-    if (milli && (*milli < 0 || *milli > kMaxQuantityMilli)) {
+    if (milli && *milli < 0) {
       return Status::invalid("." + std::string(field.key) + ": " + format_milli(*milli) +
-                             (*milli < 0 ? " is negative" : " is out of range"));
+                             " is negative");
     }
+    // The API server takes quantities up to 2^63-1 units; the model counts up to
+    // kMaxQuantityMilli, which is more than any node or pod holds.
+    if (milli) milli = std::min(*milli, kMaxQuantityMilli);
     if (!milli) {
-      // Quote at most 40 bytes, cut before a UTF-8 continuation byte so the message stays text.
-      std::size_t cut = std::min<std::size_t>(text.size(), 40);
-      auto continuation = [&](std::size_t k) {
-        return k < text.size() && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80;
-      };
-      while (cut > 0 && continuation(cut)) --cut;
-      return Status::invalid("." + std::string(field.key) + ": \"" +
-                             std::string(text.substr(0, cut)) + "\" is not a quantity");
+      return Status::invalid("." + std::string(field.key) + ": " + quoted_prefix(text) +
+                             " is not a quantity");
     }
     out[field.key] = *milli;
   }

@@ -15,7 +15,10 @@ using Amounts = std::map<std::string, int64_t>;
 
 int64_t quantity(const Json& v, const std::string& where) {
   if (v.is_string()) {
-    if (auto m = parse_quantity_milli(v.get<std::string>())) return *m;
+    if (auto m = parse_quantity_milli(v.get<std::string>())) {
+      if (*m < 0) throw InvalidInput(where + ": " + v.dump() + " is negative");
+      return *m;
+    }
   } else if (v.is_number_integer() || v.is_number_unsigned()) {
     // kubectl accepts bare numbers ("nvidia.com/gpu: 1"); they are whole units.
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX / 1000)) {

@@ -495,7 +495,7 @@ TEST(ObjectDecoderTest, BadPodQuantitiesNameThePath) {
   // Bare numbers must be non-negative; other JSON types are not quantities.
   EXPECT_EQ(decode_error(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
       "spec":{"containers":[{"resources":{"requests":{"cpu":-1}}}]}})"),
-            "spec.containers[0].resources.requests.cpu: not a quantity");
+            "spec.containers[0].resources.requests.cpu: -1 is negative");
   EXPECT_EQ(decode_error(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
       "spec":{"containers":[{"resources":{"requests":{"cpu":true}}}]}})"),
             "spec.containers[0].resources.requests.cpu: not a quantity");
