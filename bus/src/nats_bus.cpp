@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
@@ -363,9 +364,16 @@ void set_servers(natsOptions* opts, const std::string& url) {
   natsOptions_SetServers(opts, ptrs.data(), static_cast<int>(ptrs.size()));
 }
 
-}  // namespace
+// Whether a failed connection was the server refusing who we are, rather than not being there:
+// retrying cannot help then, and a controller that retried would hide the reason forever.
+bool refused_credentials(const std::string& message) {
+  std::string m = message;
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return std::tolower(c); });
+  return m.find("authorization") != std::string::npos ||
+         m.find("authentication") != std::string::npos;
+}
 
-Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
+Result<std::unique_ptr<Bus>> connect_nats_once(const NatsOptions& o) {
   natsOptions* raw_opts = nullptr;
   if (natsOptions_Create(&raw_opts) != NATS_OK) return Status::internal("out of memory");
   std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> opts(raw_opts, natsOptions_Destroy);
@@ -396,6 +404,22 @@ Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
   s = natsConnection_JetStream(&conn->js, conn->nc, &jo);
   if (s != NATS_OK) return from_nats(s, "opening JetStream on " + o.url);
   return std::unique_ptr<Bus>(std::make_unique<NatsBus>(std::move(conn), o));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
+  if (o.retry_on_failed_connect) {
+    // nats.c retries a refused login as it retries an absent server: try once first, so that a
+    // wrong password or key is said (the server's "Authorization Violation") and not retried.
+    NatsOptions once = o;
+    once.retry_on_failed_connect = false;
+    once.max_reconnect = 0;
+    auto probe = connect_nats_once(once);
+    if (!probe && refused_credentials(probe.status().message()))
+      return Status::invalid(probe.status().message() + " (the credentials were refused)");
+  }
+  return connect_nats_once(o);
 }
 
 }  // namespace gpuaas::bus

@@ -108,6 +108,25 @@ TEST_F(NatsSecurityTest, AWrongPasswordIsNeverInTheError) {
   }
 }
 
+// A controller connects with retries (the server may come later); a refused login must not be
+// retried like an absent server, forever and saying only "Connection Closed".
+TEST_F(NatsSecurityTest, ARefusedLoginIsSaidAndNotRetried) {
+  NatsOptions o = options();
+  o.user = "gpuaasd";
+  o.password = kWrongPassword;
+  o.retry_on_failed_connect = true;
+  o.max_reconnect = -1;
+  auto bus = connect_nats(o);
+  ASSERT_FALSE(bus.is_ok());
+  EXPECT_EQ(bus.status().code(), StatusCode::kInvalidInput) << bus.status().message();
+  EXPECT_NE(bus.status().message().find("Authorization Violation"), std::string::npos)
+      << bus.status().message();
+  EXPECT_EQ(bus.status().message().find(kWrongPassword), std::string::npos);
+  o.password = kPassword;  // the right one still connects, with retries on
+  auto good = connect_nats(o);
+  ASSERT_TRUE(good.is_ok()) << good.status().message();
+}
+
 TEST_F(NatsSecurityTest, MissingOrEmptySecretFilesAreNamed) {
   NatsOptions o = options();
   o.user = "gpuaasd";

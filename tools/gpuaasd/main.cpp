@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
     auto b = gpuaas::bus::connect_nats(cfg.nats);
     if (!b) {
       spdlog::error("{}", b.status().message());
-      return 3;
+      // 1: the server refused the credentials (retrying cannot help); 3: unreachable.
+      return b.status().code() == gpuaas::StatusCode::kUnavailable ? 3 : 1;
     }
     bus = std::move(b).value();
   }
