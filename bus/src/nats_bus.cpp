@@ -166,14 +166,28 @@ class NatsBus final : public Bus {
   Result<Message> request(const Message& msg, std::chrono::milliseconds timeout) override {
     auto m = to_nats(msg);
     if (!m) return m.status();
+    const uint64_t refusals_before = refusals();
     natsMsg* reply = nullptr;
     natsStatus s = natsConnection_RequestMsg(&reply, conn_->nc, m->get(), timeout.count());
     if (s == NATS_NO_RESPONDERS) {
       return Status::unavailable("nobody answers on " + msg.subject + " (is gpuaasd running?)");
     }
-    if (s != NATS_OK) return from_nats(s, "request on " + msg.subject);
+    if (s != NATS_OK) {
+      // Refused by the server's permissions (the request's subject or its reply inbox): say so
+      // instead of the timeout it looks like.
+      std::lock_guard lock(conn_->async_error_mu);
+      if (conn_->refusals != refusals_before)
+        return Status::invalid("request on " + msg.subject +
+                               ": refused by the server: " + conn_->refused);
+      return from_nats(s, "request on " + msg.subject);
+    }
     MsgPtr owned(reply);
     return from_nats_msg(owned.get());
+  }
+
+  uint64_t refusals() const {
+    std::lock_guard lock(conn_->async_error_mu);
+    return conn_->refusals;
   }
 
   Status ensure_stream(const StreamSettings& st) override {
@@ -373,6 +387,17 @@ bool refused_credentials(const std::string& message) {
          m.find("authentication") != std::string::npos;
 }
 
+// nats.c's asynchronous error callback: keeps the server's permission refusals for request().
+void on_async_error(natsConnection* nc, natsSubscription*, natsStatus err, void* closure) {
+  if (err != NATS_NOT_PERMITTED || closure == nullptr) return;
+  auto* conn = static_cast<Connection*>(closure);
+  const char* text = nullptr;
+  (void)natsConnection_GetLastError(nc, &text);
+  std::lock_guard lock(conn->async_error_mu);
+  conn->refused = text != nullptr && *text != '\0' ? text : "permission denied";
+  ++conn->refusals;
+}
+
 Result<std::unique_ptr<Bus>> connect_nats_once(const NatsOptions& o) {
   natsOptions* raw_opts = nullptr;
   if (natsOptions_Create(&raw_opts) != NATS_OK) return Status::internal("out of memory");
@@ -390,6 +415,7 @@ Result<std::unique_ptr<Bus>> connect_nats_once(const NatsOptions& o) {
   }
   if (auto st = apply_security(opts.get(), o); !st) return st;
   auto conn = std::make_shared<Connection>();
+  natsOptions_SetErrorHandler(opts.get(), on_async_error, conn.get());
   natsStatus s = natsConnection_Connect(&conn->nc, opts.get());
   if (s != NATS_OK && !(s == NATS_NOT_YET_CONNECTED && o.retry_on_failed_connect)) {
     conn->nc = nullptr;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -95,6 +96,10 @@ struct Connection {
   std::atomic<int64_t> async_failures{0};
   std::mutex async_error_mu;
   std::string async_error;
+  // The server's last refusal of what this connection did ("Permissions Violation for Publish to
+  // ..."): it arrives asynchronously, so a request that was refused would otherwise time out.
+  std::string refused;
+  uint64_t refusals = 0;
 
   ~Connection() {
     if (js != nullptr) jsCtx_Destroy(js);

@@ -58,6 +58,36 @@ class ConfiguredServerTest : public ::testing::Test {
   static inline fs::path* dir_ = nullptr;
 };
 
+// A user who may publish only below "allowed." (a tenant kept off the daemon's API, say).
+class NatsPermissionTest : public ConfiguredServerTest<NatsPermissionTest> {
+ protected:
+  static void SetUpTestSuite() {
+    make_dir();
+    start_server("permissions.conf",
+                 "authorization { users: [ {user: tenant, password: \"" + kPassword +
+                     "\", permissions: {publish: {allow: [\"allowed.>\"]}, subscribe: "
+                     "{allow: [\"_INBOX.>\"]}}} ] }\n");
+  }
+};
+
+// The server refuses the request's publish asynchronously; the asker hears why, not a timeout.
+TEST_F(NatsPermissionTest, ARequestTheServerRefusesSaysSoInsteadOfTimingOut) {
+  NatsOptions o = base_options();
+  o.user = "tenant";
+  o.password = kPassword;
+  auto bus = connect_nats(o);
+  ASSERT_TRUE(bus.is_ok()) << bus.status().message();
+  auto denied = (*bus)->request({"denied.api", {}, "{}"}, std::chrono::seconds(2));
+  ASSERT_FALSE(denied.is_ok());
+  EXPECT_EQ(denied.status().code(), StatusCode::kInvalidInput) << denied.status().message();
+  EXPECT_NE(denied.status().message().find("Permissions Violation"), std::string::npos)
+      << denied.status().message();
+  // Allowed, but nobody answers: that is still "unreachable", not a refusal.
+  auto nobody = (*bus)->request({"allowed.api", {}, "{}"}, std::chrono::seconds(2));
+  ASSERT_FALSE(nobody.is_ok());
+  EXPECT_EQ(nobody.status().code(), StatusCode::kUnavailable) << nobody.status().message();
+}
+
 class NatsSecurityTest : public ConfiguredServerTest<NatsSecurityTest> {
  protected:
   static void SetUpTestSuite() {
