@@ -84,7 +84,9 @@ std::string job_json(const std::string& ns, const std::string& name) {
                     {{"containers",
                       json::array(
                           {{{"name", "main"},
-                            {"resources", {{"requests", {{"nvidia.com/gpu", "1"}}}}}}})}}}}}}}})
+                            // A GPU is asked in limits: the API server refuses a request
+                            // of an extended resource without one.
+                            {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}}}}}})
       .dump();
 }
 

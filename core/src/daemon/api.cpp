@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gpuaas/core/state_pages.hpp"
 #include "gpuaas/core/state_view.hpp"
 #include "gpuaas/core/workload_interpreter.hpp"
 #include "gpuaas/wire/utf8.hpp"
@@ -61,6 +62,37 @@ std::string Api::state_json() const {
   return render_state_json(ctx_.model, with_action_results(ctx_.counters.stats, ctx_.applier),
                            ctx_.config, pipeline ? pipeline->queues_json(ctx_.model) : "[]",
                            pipeline ? pipeline->pools_json(ctx_.model) : "[]");
+}
+
+std::string Api::state_answer(std::string_view body) const {
+  auto request = parse_state_request(body);
+  if (!request) return json{{"error", request.status().message()}}.dump();
+  const int64_t max_payload = ctx_.bus.max_payload();
+  const std::size_t budget = max_payload > 4096 ? static_cast<std::size_t>(max_payload - 4096) : 0;
+  const auto summary = [&] {
+    std::shared_lock lock(ctx_.model_mu);
+    const DecisionPipeline* pipeline = ctx_.pipeline.get();
+    return render_state_summary(ctx_.model, with_action_results(ctx_.counters.stats, ctx_.applier),
+                                pipeline ? pipeline->pools_json(ctx_.model) : "[]");
+  };
+  switch (request->view) {
+    case StateRequest::View::kFull:
+      return state_json();
+    case StateRequest::View::kSummary:
+      return summary();
+    case StateRequest::View::kPage: {
+      std::shared_lock lock(ctx_.model_mu);
+      return render_state_page(ctx_.model, *request, budget);
+    }
+    case StateRequest::View::kAuto:
+      break;
+  }
+  std::string whole = state_json();
+  if (whole.size() <= budget) return whole;
+  json s = json::parse(summary());
+  s["bytes_needed"] = whole.size();
+  s["max_payload"] = max_payload;
+  return s.dump();
 }
 
 std::string Api::report_json(std::string_view since_seconds) const {
@@ -154,8 +186,8 @@ std::string Api::fit_answer(std::string_view endpoint, std::string answer) const
   return json{{"error", "the answer is " + std::to_string(answer.size()) +
                             " bytes, more than the NATS server's max_payload (" +
                             std::to_string(max_payload) +
-                            " bytes) allows: ask for one namespace (gpuaasctl --scope NS) or "
-                            "raise max_payload on the servers"}}
+                            " bytes) allows: ask for the summary (gpuaasctl state --summary) or "
+                            "by pages (gpuaasctl state --nodes / --workloads --limit N)"}}
       .dump();
 }
 
@@ -198,7 +230,7 @@ std::optional<std::string> Api::answer(const bus::Message& request) const {
     if (!at->namespace_token.empty()) {
       out = scoped_json(*known, at->namespace_token, request.data);
     } else if (*known == "state") {
-      out = state_json();
+      out = state_answer(request.data);
     } else if (*known == "plugins") {
       out = plugins_json();
     } else if (*known == "explain") {

@@ -35,6 +35,9 @@ class Api {
   uint64_t refusals() const;
 
   std::string state_json() const;
+  // The state endpoint's answer to a request body (state_pages.hpp): the whole state, the
+  // summary, or one page, within what one reply may hold.
+  std::string state_answer(std::string_view body) const;
   std::string plugins_json() const;
   std::string explain_json(std::string_view workload) const;
   std::string report_json(std::string_view since_seconds) const;

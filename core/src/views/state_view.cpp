@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpuaas/core/quantity.hpp"
+#include "views/state_items.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -40,7 +41,12 @@ json latest_samples(const std::vector<const SeriesSample*>& samples) {
   return j;
 }
 
-json node_json(const ClusterModel& model, const KubeObject& n) {
+}  // namespace
+
+namespace state_items {
+
+json node_json(const ClusterModel& model, const KubeObject& n,
+               const std::vector<std::string>& gpu_keys) {
   const NodeStatus& st = *n.node;
   auto product = n.meta.labels.find(kGpuProductLabel);
   const ResourceList& req = model.node_requested(n.meta.name);
@@ -68,15 +74,20 @@ json node_json(const ClusterModel& model, const KubeObject& n) {
   }
   // Per-GPU samples from dcgm-exporter (Hostname/gpu labels).
   json per_gpu = json::object();
+  // The keys are sorted: this node's are the run that starts with its name and a slash.
   std::string prefix = n.meta.name + "/";
-  for (const auto& key : model.metrics().gpu_keys()) {
-    if (key.compare(0, prefix.size(), prefix) != 0) continue;
-    std::string gpu = key.substr(prefix.size());
+  for (auto it = std::lower_bound(gpu_keys.begin(), gpu_keys.end(), prefix);
+       it != gpu_keys.end() && it->compare(0, prefix.size(), prefix) == 0; ++it) {
+    std::string gpu = it->substr(prefix.size());
     per_gpu[gpu] = latest_samples(model.metrics().for_gpu(n.meta.name, gpu));
   }
   if (!per_gpu.empty()) j["gpu_metrics"] = std::move(per_gpu);
   return j;
 }
+
+}  // namespace state_items
+
+namespace {
 
 // A plugin's demand: pod sets with per-pod amounts, and the total over all pods.
 json demand_json(const v1::WorkloadDemand& d) {
@@ -108,6 +119,10 @@ json demand_json(const v1::WorkloadDemand& d) {
           {"total", std::move(totals)},
           {"gpus", gpus(g == total.end() ? 0 : g->second)}};
 }
+
+}  // namespace
+
+namespace state_items {
 
 json workload_json(const ClusterModel& model, const std::string& key, const KubeObject& w) {
   auto queue = w.meta.labels.find("kueue.x-k8s.io/queue-name");
@@ -179,7 +194,9 @@ json gpu_pools_json(const ClusterModel& model) {
   return pools;
 }
 
-}  // namespace
+}  // namespace state_items
+
+using namespace state_items;
 
 std::string render_namespace_state_json(const ClusterModel& model, std::string_view ns,
                                         const std::string& cluster_queues_json) {
@@ -209,7 +226,8 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
                               const DaemonConfig& config, const std::string& cluster_queues_json,
                               const std::string& node_pools_json) {
   json nodes = json::array();
-  for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n));
+  const auto gpu_keys = model.metrics().gpu_keys();  // sorted, once for every node
+  for (const auto& [name, n] : model.nodes()) nodes.push_back(node_json(model, n, gpu_keys));
   json pools = gpu_pools_json(model);
   json workloads = json::array();
   for (const auto& [key, w] : model.workloads()) {

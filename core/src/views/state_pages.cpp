@@ -1,0 +1,181 @@
+#include "gpuaas/core/state_pages.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "views/state_items.hpp"
+
+namespace gpuaas::core {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxLimit = 5000;
+
+int64_t gpu_units(const ResourceList& r) {
+  auto it = r.find(kGpuResource);
+  return it == r.end() ? 0 : it->second / 1000;
+}
+
+// Appends dumped items while they fit: a page is always whole JSON and no item is split.
+class PageWriter {
+ public:
+  explicit PageWriter(std::size_t budget) : budget_(budget) {}
+  // False when the item would pass the budget (nothing is added then).
+  bool add(const json& item) {
+    std::string text = item.dump();
+    if (out_.size() + text.size() + 1 > budget_) return false;
+    out_ += out_.empty() ? "" : ",";
+    out_ += text;
+    ++count_;
+    return true;
+  }
+  std::size_t count() const { return count_; }
+  std::string finish(const std::string& section, const json& next) const {
+    return R"({"section":)" + json(section).dump() + R"(,"items":[)" + out_ + R"(],"next":)" +
+           next.dump() + "}";
+  }
+
+ private:
+  std::size_t budget_;
+  std::string out_;
+  std::size_t count_ = 0;
+};
+
+std::string too_large(const std::string& key, std::size_t bytes, std::size_t budget) {
+  return json{{"error", key + " alone is " + std::to_string(bytes) +
+                            " bytes, more than a reply may hold (" + std::to_string(budget) +
+                            "): raise max_payload on the NATS servers"}}
+      .dump();
+}
+
+// Walks a map from the cursor, items through `render` (null to skip), into one page.
+template <typename Map, typename Render>
+std::string page_of(const Map& items, const StateRequest& r, std::size_t budget, Render&& render) {
+  PageWriter page(budget > 256 ? budget - 256 : 0);  // the page's own fields
+  auto it = r.after.empty() ? items.begin() : items.upper_bound(r.after);
+  std::string last;
+  for (; it != items.end(); ++it) {
+    const json item = render(it->first, it->second);
+    if (item.is_null()) continue;
+    if (page.count() == r.limit) break;
+    if (!page.add(item)) {
+      if (page.count() == 0) return too_large(it->first, item.dump().size(), budget);
+      break;
+    }
+    last = it->first;
+  }
+  return page.finish(r.section, it == items.end() ? json(nullptr) : json(last));
+}
+
+Result<std::string> text_field(const json& j, const char* name) {
+  if (!j.contains(name)) return std::string();
+  if (!j[name].is_string()) return Status::invalid(std::string(name) + ": must be a string");
+  return j[name].get<std::string>();
+}
+
+}  // namespace
+
+Result<StateRequest> parse_state_request(std::string_view body) {
+  StateRequest r;
+  if (body.empty() || body == "{}") return r;
+  const json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) return Status::invalid("the state request is not a JSON object");
+  for (const auto& [k, v] : j.items()) {
+    if (k != "view" && k != "section" && k != "limit" && k != "after" && k != "namespace" &&
+        k != "flavor")
+      return Status::invalid("the state request has no field " + json(k).dump());
+  }
+  auto view = text_field(j, "view");
+  if (!view) return view.status();
+  static const std::map<std::string, StateRequest::View> kViews = {
+      {"", StateRequest::View::kFull},
+      {"full", StateRequest::View::kFull},
+      {"auto", StateRequest::View::kAuto},
+      {"summary", StateRequest::View::kSummary},
+      {"page", StateRequest::View::kPage}};
+  auto v = kViews.find(*view);
+  if (v == kViews.end()) return Status::invalid("view: one of full, auto, summary, page");
+  r.view = v->second;
+  for (auto [name, out] : {std::pair{"section", &r.section}, std::pair{"after", &r.after},
+                           std::pair{"namespace", &r.namespace_}, std::pair{"flavor", &r.flavor}}) {
+    auto t = text_field(j, name);
+    if (!t) return t.status();
+    *out = std::move(*t);
+  }
+  if (j.contains("limit")) {
+    if (!j["limit"].is_number_unsigned() || j["limit"].get<uint64_t>() < 1 ||
+        j["limit"].get<uint64_t>() > kMaxLimit)
+      return Status::invalid("limit: a whole number from 1 to " + std::to_string(kMaxLimit));
+    r.limit = j["limit"].get<std::size_t>();
+  }
+  if (r.view == StateRequest::View::kPage && r.section != "nodes" && r.section != "workloads")
+    return Status::invalid("section: nodes or workloads");
+  return r;
+}
+
+std::string render_state_summary(const ClusterModel& model, const IntakeStats& stats,
+                                 const std::string& node_pools_json) {
+  std::size_t ready = 0, unschedulable = 0;
+  int64_t capacity = 0, allocatable = 0, requested = 0;
+  for (const auto& [name, n] : model.nodes()) {
+    ready += n.node->ready ? 1 : 0;
+    unschedulable += n.node->unschedulable ? 1 : 0;
+    capacity += gpu_units(n.node->capacity);
+    allocatable += gpu_units(n.node->allocatable);
+    requested += gpu_units(model.node_requested(name));
+  }
+  std::map<std::string, std::size_t> by_state, by_kind;
+  std::map<std::string, bool> namespaces;
+  for (const auto& [key, w] : model.workloads()) {
+    const WorkloadView* v = model.view_of(key);
+    ++by_state[v && v->lifecycle ? lifecycle_state_name(v->lifecycle->state()) : "Unknown"];
+    ++by_kind[w.meta.kind];
+    namespaces[w.meta.namespace_] = true;
+  }
+  std::size_t running = 0;
+  for (const auto& [key, p] : model.pods()) running += p.pod->phase == "Running" ? 1 : 0;
+  json j = {
+      {"complete", false},
+      {"clock", state_items::clock_json(model)},
+      {"nodes",
+       {{"total", model.nodes().size()}, {"ready", ready}, {"unschedulable", unschedulable}}},
+      {"gpus", {{"capacity", capacity}, {"allocatable", allocatable}, {"requested", requested}}},
+      {"gpus_by_flavor", state_items::gpu_pools_json(model)},
+      {"workloads",
+       {{"total", model.workloads().size()},
+        {"namespaces", namespaces.size()},
+        {"by_state", by_state},
+        {"by_kind", by_kind}}},
+      {"pods", {{"total", model.pods().size()}, {"running", running}}},
+      {"metrics", {{"series", model.metrics().series_count()}}},
+      {"node_pools", json::parse(node_pools_json, nullptr, false)},
+      {"intake", {{"events_applied", stats.events_applied}, {"deadlettered", stats.deadlettered}}},
+      {"pages",
+       {{"nodes", "gpuaasctl state --nodes [--flavor F] [--limit N --after NAME]"},
+        {"workloads", "gpuaasctl state --workloads [-n NS] [--limit N --after KEY]"}}},
+  };
+  return j.dump();
+}
+
+std::string render_state_page(const ClusterModel& model, const StateRequest& r,
+                              std::size_t budget) {
+  if (r.section == "nodes") {
+    const auto gpu_keys = model.metrics().gpu_keys();
+    return page_of(model.nodes(), r, budget, [&](const std::string&, const KubeObject& n) {
+      if (!r.flavor.empty()) {
+        auto p = n.meta.labels.find(kGpuProductLabel);
+        if (p == n.meta.labels.end() || p->second != r.flavor) return json();
+      }
+      return state_items::node_json(model, n, gpu_keys);
+    });
+  }
+  return page_of(model.workloads(), r, budget, [&](const std::string& key, const KubeObject& w) {
+    if (!r.namespace_.empty() && w.meta.namespace_ != r.namespace_) return json();
+    json item = state_items::workload_json(model, key, w);
+    item["key"] = key;  // the cursor
+    return item;
+  });
+}
+
+}  // namespace gpuaas::core
