@@ -1,6 +1,7 @@
 // gpuaasctl's commands; each returns the process exit code (see ctl_context.hpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,7 +34,14 @@ struct WatchOptions {
 };
 int watch(const CtlContext& ctx, const WatchOptions& o);
 
-int show_state(const CtlContext& ctx, bool json);
+struct StateOptions {
+  bool json = false;
+  bool summary = false;                   // counts only, whatever the cluster's size
+  bool nodes = false, workloads = false;  // pages of one section
+  std::size_t limit = 0;                  // one page of this many; 0: every page, 500 each
+  std::string after, ns, flavor;          // the cursor; filters (workloads; nodes)
+};
+int show_state(const CtlContext& ctx, const StateOptions& o);
 int show_plugins(const CtlContext& ctx, bool json);
 // Why a workload ("namespace/name") waits and when it may start.
 int explain(const CtlContext& ctx, const std::string& workload, bool json);

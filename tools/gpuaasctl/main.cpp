@@ -87,9 +87,19 @@ int run(int argc, char** argv) {
   watch_cmd->add_flag("--json", wo.json, "One JSON object per line, nothing else on stdout");
   watch_cmd->add_flag("--ticks", wo.ticks, "events: include the daemon's ticks");
 
-  bool state_json = false;
+  StateOptions so;
   auto* state = app.add_subcommand("state", "Show the daemon's model of the cluster");
-  state->add_flag("--json", state_json, "The full state as JSON");
+  state->add_flag("--json", so.json,
+                  "As JSON: the full state (an error when it does not fit one reply), or pages");
+  state->add_flag("--summary", so.summary, "Counts only (the default view on a large cluster)");
+  auto* by_nodes = state->add_flag("--nodes", so.nodes, "Pages of nodes");
+  auto* by_workloads = state->add_flag("--workloads", so.workloads, "Pages of workloads");
+  by_nodes->excludes(by_workloads);
+  state->add_option("--limit", so.limit, "One page of at most N items (1 to 5000)")
+      ->check(CLI::Range(1, 5000));
+  state->add_option("--after", so.after, "The page after this cursor (a node's name, a key)");
+  state->add_option("-n,--namespace", so.ns, "Workloads of this namespace")->excludes(by_nodes);
+  state->add_option("--flavor", so.flavor, "Nodes of this GPU product")->excludes(by_workloads);
 
   bool plugins_json = false;
   auto* plugins =
@@ -168,7 +178,7 @@ int run(int argc, char** argv) {
                                    : WatchTarget::kDeadletter;
     return watch(ctx, wo);
   }
-  if (state->parsed()) return show_state(ctx, state_json);
+  if (state->parsed()) return show_state(ctx, so);
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
   if (explain_cmd->parsed()) return explain(ctx, explain_target, explain_json);
   if (report->parsed()) return show_report(ctx, report_since, report_projects, report_json);

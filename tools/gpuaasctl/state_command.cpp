@@ -70,17 +70,111 @@ void print_human(const json& s) {
             << text(at(s, {"metrics", "series"})) << "\n";
 }
 
+// The summary gpuaasd answers when the whole state does not fit one reply.
+void print_summary(const json& s) {
+  std::cout << "CLOCK " << text(at(s, {"clock"})) << "   EVENTS APPLIED "
+            << text(at(s, {"intake", "events_applied"})) << "   DEAD-LETTERED "
+            << text(at(s, {"intake", "deadlettered"})) << "\n\nNODES "
+            << text(at(s, {"nodes", "total"})) << " (" << text(at(s, {"nodes", "ready"}))
+            << " ready, " << text(at(s, {"nodes", "unschedulable"})) << " unschedulable)   GPUS "
+            << text(at(s, {"gpus", "capacity"})) << " capacity, "
+            << text(at(s, {"gpus", "allocatable"})) << " allocatable, "
+            << text(at(s, {"gpus", "requested"})) << " requested\n\nGPUS BY FLAVOR\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"FLAVOR", "NODES", "READY", "CAPACITY", "ALLOCATABLE", "REQUESTED"}};
+  for (const auto& [name, p] : object(s, {"gpus_by_flavor"}).items()) {
+    rows.push_back({name, text(at(p, {"nodes"})), text(at(p, {"ready_nodes"})),
+                    text(at(p, {"capacity"})), text(at(p, {"allocatable"})),
+                    text(at(p, {"requested"}))});
+  }
+  table(rows);
+  std::cout << "\nWORKLOADS " << text(at(s, {"workloads", "total"})) << " in "
+            << text(at(s, {"workloads", "namespaces"})) << " namespaces:";
+  for (const auto& [state, n] : object(s, {"workloads", "by_state"}).items())
+    std::cout << " " << state << " " << text(n);
+  std::cout << "\nPODS " << text(at(s, {"pods", "total"})) << " ("
+            << text(at(s, {"pods", "running"})) << " running)   METRIC SERIES "
+            << text(at(s, {"metrics", "series"})) << "\n";
+  if (!at(s, {"bytes_needed"}).is_null())
+    std::cout << "\nThe whole state is " << text(at(s, {"bytes_needed"}))
+              << " bytes, more than one reply holds (max_payload " << text(at(s, {"max_payload"}))
+              << "): this is its summary. By pages:\n"
+              << "  gpuaasctl state --nodes [--flavor F] [--limit N --after NAME]\n"
+              << "  gpuaasctl state --workloads [-n NS] [--limit N --after KEY]\n";
+}
+
+void page_rows(const std::string& section, const json& items,
+               std::vector<std::vector<std::string>>& rows) {
+  for (const auto& x : items) {
+    if (section == "nodes") {
+      rows.push_back({text(at(x, {"name"})), flag(at(x, {"ready"})) ? "True" : "False",
+                      text(at(x, {"gpu_product"})), text(at(x, {"gpus", "capacity"})),
+                      text(at(x, {"gpus", "allocatable"})), text(at(x, {"gpus", "requested"}))});
+    } else {
+      rows.push_back({text(at(x, {"namespace"})), text(at(x, {"kind"})), text(at(x, {"name"})),
+                      text(at(x, {"queue"})), text(at(x, {"state"})),
+                      text(at(x, {"demand", "gpus"})), std::to_string(list(x, {"pods"}).size())});
+    }
+  }
+}
+
+// Pages of one section: one page with --limit, else every page to the end.
+int show_pages(const CtlContext& ctx, const StateOptions& o) {
+  const std::string section = o.nodes || !o.flavor.empty() ? "nodes" : "workloads";
+  std::vector<std::vector<std::string>> rows;
+  if (section == "nodes")
+    rows = {{"NAME", "READY", "GPU PRODUCT", "GPUS", "ALLOCATABLE", "REQUESTED"}};
+  else
+    rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "GPUS", "PODS"}};
+  std::string after = o.after;
+  // A bound on pages: a cursor that never advanced would otherwise loop.
+  for (int pages = 0; pages < 1'000'000; ++pages) {
+    json req = {{"view", "page"}, {"section", section}, {"limit", o.limit ? o.limit : 500}};
+    if (!after.empty()) req["after"] = after;
+    if (!o.ns.empty()) req["namespace"] = o.ns;
+    if (!o.flavor.empty()) req["flavor"] = o.flavor;
+    auto a = ctx.ask_answer("state", req.dump());
+    if (!a) return fail(a.status());
+    if (a->error) return fail_answer(*a, o.json);
+    if (o.json) {
+      std::cout << a->raw << "\n";
+    } else {
+      page_rows(section, list(a->body, {"items"}), rows);
+    }
+    const json& next = at(a->body, {"next"});
+    if (!next.is_string() || next.get<std::string>() == after) break;
+    after = next.get<std::string>();
+    if (o.limit) {
+      std::cerr << "more: gpuaasctl state --" << section << " --limit " << o.limit << " --after "
+                << after << "\n";
+      break;
+    }
+  }
+  if (!o.json) table(rows);
+  return kExitOk;
+}
+
 }  // namespace
 
-int show_state(const CtlContext& ctx, bool as_json) {
-  auto a = ctx.ask_answer("state");
+int show_state(const CtlContext& ctx, const StateOptions& o) {
+  if (o.nodes || o.workloads || o.limit || !o.after.empty() || !o.ns.empty() || !o.flavor.empty())
+    return show_pages(ctx, o);
+  // --json alone keeps the whole answer (or its error); the text view falls back to the summary.
+  const std::string body = o.summary ? R"({"view":"summary"})"
+                           : o.json  ? "{}"
+                                     : R"({"view":"auto"})";
+  auto a = ctx.ask_answer("state", body);
   if (!a) return fail(a.status());
-  if (a->error) return fail_answer(*a, as_json);
-  if (as_json) {
+  if (a->error) return fail_answer(*a, o.json);
+  if (o.json) {
     std::cout << a->raw << "\n";
     return kExitOk;
   }
-  print_human(a->body);
+  if (at(a->body, {"complete"}) == false) {
+    print_summary(a->body);
+  } else {
+    print_human(a->body);
+  }
   return kExitOk;
 }
 

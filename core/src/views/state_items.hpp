@@ -16,6 +16,8 @@ nlohmann::json node_json(const ClusterModel& model, const KubeObject& node,
 nlohmann::json workload_json(const ClusterModel& model, const std::string& key,
                              const KubeObject& workload);
 nlohmann::json clock_json(const ClusterModel& model);
+// The daemon's own PolicySet travels as an object; it is no workload to show.
+bool is_policy_set(const KubeObject& object);
 nlohmann::json gpu_pools_json(const ClusterModel& model);
 
 }  // namespace gpuaas::core::state_items

@@ -127,7 +127,10 @@ std::string render_state_summary(const ClusterModel& model, const IntakeStats& s
   }
   std::map<std::string, std::size_t> by_state, by_kind;
   std::map<std::string, bool> namespaces;
+  std::size_t total = 0;
   for (const auto& [key, w] : model.workloads()) {
+    if (state_items::is_policy_set(w)) continue;
+    ++total;
     const WorkloadView* v = model.view_of(key);
     ++by_state[v && v->lifecycle ? lifecycle_state_name(v->lifecycle->state()) : "Unknown"];
     ++by_kind[w.meta.kind];
@@ -143,7 +146,7 @@ std::string render_state_summary(const ClusterModel& model, const IntakeStats& s
       {"gpus", {{"capacity", capacity}, {"allocatable", allocatable}, {"requested", requested}}},
       {"gpus_by_flavor", state_items::gpu_pools_json(model)},
       {"workloads",
-       {{"total", model.workloads().size()},
+       {{"total", total},
         {"namespaces", namespaces.size()},
         {"by_state", by_state},
         {"by_kind", by_kind}}},
@@ -171,7 +174,9 @@ std::string render_state_page(const ClusterModel& model, const StateRequest& r,
     });
   }
   return page_of(model.workloads(), r, budget, [&](const std::string& key, const KubeObject& w) {
-    if (!r.namespace_.empty() && w.meta.namespace_ != r.namespace_) return json();
+    if (state_items::is_policy_set(w) ||
+        (!r.namespace_.empty() && w.meta.namespace_ != r.namespace_))
+      return json();
     json item = state_items::workload_json(model, key, w);
     item["key"] = key;  // the cursor
     return item;

@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "gpuaas/core/policy_set_object.hpp"
 #include "gpuaas/core/quantity.hpp"
 #include "views/state_items.hpp"
 
@@ -177,6 +178,10 @@ json workload_json(const ClusterModel& model, const std::string& key, const Kube
   return j;
 }
 
+bool is_policy_set(const KubeObject& o) {
+  return o.meta.kind == kPolicySetKind && o.meta.api_version == kPolicySetApiVersion;
+}
+
 json clock_json(const ClusterModel& model) {
   return model.now().time_since_epoch().count() == 0 ? json(nullptr)
                                                      : json(wire::format_rfc3339(model.now()));
@@ -231,7 +236,7 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
   json pools = gpu_pools_json(model);
   json workloads = json::array();
   for (const auto& [key, w] : model.workloads()) {
-    workloads.push_back(workload_json(model, key, w));
+    if (!is_policy_set(w)) workloads.push_back(workload_json(model, key, w));
   }
   std::size_t running = 0;
   for (const auto& [key, p] : model.pods()) running += p.pod->phase == "Running" ? 1 : 0;
