@@ -30,6 +30,9 @@ void ReclaimStage::gate(const ClusterModel& model, const AdmissionStage& admissi
       if (actions_) actions_->Add({{"action", "Gate"}, {"rule", "NotebookPolicy"}}).Increment();
     }
   }
+  // Every queued workload is looked at: only when some policy has a wait to watch, or each
+  // event would cost a pass over the whole queue.
+  if (!book_.any_max_wait()) return;
   for (const auto& key : admission.queued_keys()) {
     const KubeObject* obj = model.object(key);
     const WorkloadView* v = model.view_of(key);

@@ -79,6 +79,12 @@ class ReclaimBook {
   const ReclaimRule* rule(const std::string& id) const;
   // The NotebookPolicy gating the session, or nullptr (always for a kind that is no session).
   const policy::NotebookPolicy* gate_of(const KubeObject& obj, bool session) const;
+  // Whether any NotebookPolicy has a maxWait: without one there is no wait to watch.
+  bool any_max_wait() const {
+    for (const auto& nb : notebooks_)
+      if (nb.max_wait.count() > 0) return true;
+    return false;
+  }
 
   std::map<std::string, ReclaimState>& states() { return states_; }
   const std::map<std::string, ReclaimState>& states() const { return states_; }
