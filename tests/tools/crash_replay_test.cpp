@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "gpuaas/wire/event_time.hpp"
 #include "nats_fixture.hpp"

@@ -17,8 +17,8 @@
 #include "daemon_e2e.hpp"
 #include "gpuaas/bus/key_value.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::testing {

@@ -103,6 +103,32 @@ TEST_F(StatePages, ALargeClusterAnswersItsSummaryAndEveryItemByPages) {
   }
   EXPECT_EQ(jobs.size(), static_cast<std::size_t>(kJobs / 3));
 
+  // Every queued workload explained, by pages: each once, with its state and queue.
+  std::set<std::string> explained;
+  ASSERT_EQ(ctl("explain --json").out.find("\"error\""), std::string::npos);
+  for (const auto& p : [&] {
+         std::vector<json> out;
+         std::istringstream all(ctl("explain --json").out);
+         for (std::string line; std::getline(all, line);) out.push_back(json::parse(line));
+         return out;
+       }()) {
+    for (const auto& x : p["items"]) {
+      // team-a's LocalQueue is the policy's only one (4 GPUs: 4 admitted); the others wait,
+      // saying their queue is missing.
+      EXPECT_TRUE(x["state"] == "Pending" || x["state"] == "Admitted") << x.dump();
+      EXPECT_EQ(x["key"], x["workload"]["key"]) << x.dump();
+      EXPECT_TRUE(explained.insert(x["key"]).second) << x["key"];
+    }
+  }
+  EXPECT_EQ(explained.size(), static_cast<std::size_t>(kJobs));
+  const auto one_ns = ctl("explain -n team-c 2>&1");
+  EXPECT_EQ(one_ns.exit_code, 0) << one_ns.out.substr(0, 400);
+  EXPECT_NE(one_ns.out.find("team-c/job-2 "), std::string::npos) << one_ns.out.substr(0, 400);
+  EXPECT_EQ(one_ns.out.find("team-a/"), std::string::npos);
+  const auto first = ctl("explain --limit 10 2>&1");
+  EXPECT_NE(first.out.find("more: gpuaasctl explain --limit 10 --after "), std::string::npos)
+      << first.out;
+
   // One page as a table, with the command for the next one.
   const auto table = ctl("state --nodes --flavor NVIDIA-H100-80GB-HBM3 --limit 10 2>&1");
   EXPECT_EQ(table.exit_code, 0) << table.out;

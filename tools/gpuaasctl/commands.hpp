@@ -43,8 +43,14 @@ struct StateOptions {
 };
 int show_state(const CtlContext& ctx, const StateOptions& o);
 int show_plugins(const CtlContext& ctx, bool json);
-// Why a workload ("namespace/name") waits and when it may start.
-int explain(const CtlContext& ctx, const std::string& workload, bool json);
+struct ExplainOptions {
+  std::string workload;  // "namespace/name"; empty: every queued workload, by pages
+  bool json = false;
+  std::string ns, after;  // pages: one namespace; the cursor (a workload key)
+  std::size_t limit = 0;  // one page of this many; 0: every page, 500 each
+};
+// Why a workload waits and when it may start; or why each queued workload does.
+int explain(const CtlContext& ctx, const ExplainOptions& o);
 // `report [--since D] [--projects] [--json]`: GPU-hours, outcomes and cost per tenant.
 int show_report(const CtlContext& ctx, const std::string& since, bool projects, bool json);
 

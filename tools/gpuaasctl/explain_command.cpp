@@ -4,6 +4,7 @@
 
 #include "answer.hpp"
 #include "commands.hpp"
+#include "table.hpp"
 
 namespace gpuaas::ctl {
 namespace {
@@ -43,9 +44,7 @@ void print_binding(const nlohmann::json& b) {
               << str(at(b, {"waiting", "of"})) << " pods before the gang opens\n";
 }
 
-}  // namespace
-
-int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
+int explain_one(const CtlContext& ctx, const std::string& workload, bool as_json) {
   auto a = ctx.ask_answer("explain", workload);
   if (!a) return fail(a.status());
   if (a->error) return fail_answer(*a, as_json);
@@ -85,6 +84,44 @@ int explain(const CtlContext& ctx, const std::string& workload, bool as_json) {
               << "\n";
   }
   return kExitOk;
+}
+
+// Every queued workload, one row each, following the cursor (or one page with --limit).
+int explain_all(const CtlContext& ctx, const ExplainOptions& o) {
+  std::vector<std::vector<std::string>> rows = {
+      {"WORKLOAD", "KIND", "STATE", "REASON", "CLUSTERQUEUE", "POSITION", "ESTIMATED START"}};
+  std::string after = o.after;
+  for (int pages = 0; pages < 1'000'000; ++pages) {
+    nlohmann::json req = {{"view", "page"}, {"limit", o.limit ? o.limit : 500}};
+    if (!after.empty()) req["after"] = after;
+    if (!o.ns.empty()) req["namespace"] = o.ns;
+    auto a = ctx.ask_answer("explain", req.dump());
+    if (!a) return fail(a.status());
+    if (a->error) return fail_answer(*a, o.json);
+    if (o.json) std::cout << a->raw << "\n";
+    for (const auto& x : list(a->body, {"items"})) {
+      const auto& w = at(x, {"workload"});
+      rows.push_back({str(at(w, {"namespace"})) + "/" + str(at(w, {"name"})), str(at(w, {"kind"})),
+                      str(at(x, {"state"})), str(at(x, {"reason"})), str(at(x, {"cluster_queue"})),
+                      str(at(x, {"position", "cluster_queue"})), str(at(x, {"estimated_start"}))});
+    }
+    const auto& next = at(a->body, {"next"});
+    if (!next.is_string() || next.get<std::string>() == after) break;
+    after = next.get<std::string>();
+    if (o.limit) {
+      std::cerr << "more: gpuaasctl explain --limit " << o.limit << " --after " << after << "\n";
+      break;
+    }
+  }
+  if (!o.json) table(rows);
+  return kExitOk;
+}
+
+}  // namespace
+
+int explain(const CtlContext& ctx, const ExplainOptions& o) {
+  if (o.workload.empty()) return explain_all(ctx, o);
+  return explain_one(ctx, o.workload, o.json);
 }
 
 }  // namespace gpuaas::ctl

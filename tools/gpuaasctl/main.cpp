@@ -106,12 +106,17 @@ int run(int argc, char** argv) {
       app.add_subcommand("plugins", "List the daemon's workload plugins and refused libraries");
   plugins->add_flag("--json", plugins_json, "As JSON");
 
-  std::string explain_target;
-  bool explain_json = false;
+  ExplainOptions eo;
   auto* explain_cmd = app.add_subcommand(
-      "explain", "Why a queued workload waits, its queue position and estimated start");
-  explain_cmd->add_option("workload", explain_target, "NAMESPACE/NAME")->required();
-  explain_cmd->add_flag("--json", explain_json, "As JSON");
+      "explain",
+      "Why a queued workload waits, its queue position and estimated start; without one, "
+      "every queued workload, by pages");
+  explain_cmd->add_option("workload", eo.workload, "NAMESPACE/NAME (none: every queued one)");
+  explain_cmd->add_flag("--json", eo.json, "As JSON (pages: one page object per line)");
+  explain_cmd->add_option("-n,--namespace", eo.ns, "Every queued workload of this namespace");
+  explain_cmd->add_option("--limit", eo.limit, "One page of at most N (1 to 5000)")
+      ->check(CLI::Range(1, 5000));
+  explain_cmd->add_option("--after", eo.after, "The page after this workload key");
 
   std::string report_since;
   bool report_projects = false, report_json = false;
@@ -180,7 +185,7 @@ int run(int argc, char** argv) {
   }
   if (state->parsed()) return show_state(ctx, so);
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
-  if (explain_cmd->parsed()) return explain(ctx, explain_target, explain_json);
+  if (explain_cmd->parsed()) return explain(ctx, eo);
   if (report->parsed()) return show_report(ctx, report_since, report_projects, report_json);
   if (policy_check->parsed()) return check_policy(policy_paths, max_payload);
   return kExitUsage;

@@ -123,9 +123,39 @@ std::string Api::plugins_json() const {
 }
 
 std::string Api::explain_json(std::string_view workload) const {
+  if (!workload.empty() && workload.front() == '{') return explain_page(workload, "");
   std::shared_lock lock(ctx_.model_mu);
   if (!ctx_.pipeline) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
   return ctx_.pipeline->explain_json(workload, ctx_.model);
+}
+
+// {"limit": N, "after": KEY, "namespace": NS}: a page of every queued workload's explanation.
+// `scope`: a tenant's namespace, which the request may not leave.
+std::string Api::explain_page(std::string_view body, std::string_view scope) const {
+  const json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) return json{{"error", "the explain request is not a JSON object"}}.dump();
+  std::size_t limit = 500;
+  std::string after, ns(scope);
+  for (const auto& [k, v] : j.items()) {
+    if (k == "limit" && v.is_number_unsigned() && v.get<uint64_t>() >= 1 &&
+        v.get<uint64_t>() <= 5000) {
+      limit = v.get<std::size_t>();
+    } else if (k == "after" && v.is_string()) {
+      after = v.get<std::string>();
+    } else if (k == "namespace" && v.is_string()) {
+      if (!scope.empty() && v.get<std::string>() != scope) return not_found(v.get<std::string>());
+      ns = v.get<std::string>();
+    } else if (k != "view") {
+      return json{{"error", "explain: " + json(k).dump() +
+                                " is not a field (limit 1 to 5000, after, namespace)"}}
+          .dump();
+    }
+  }
+  const int64_t max_payload = ctx_.bus.max_payload();
+  const std::size_t budget = max_payload > 4096 ? static_cast<std::size_t>(max_payload - 4096) : 0;
+  std::shared_lock lock(ctx_.model_mu);
+  if (!ctx_.pipeline) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
+  return ctx_.pipeline->explain_page(ctx_.model, after, ns, limit, budget);
 }
 
 std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
@@ -135,6 +165,7 @@ std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
   if (endpoint == "plugins") return plugins_json();  // no tenant's data in it
   if (endpoint == "report") return namespace_report(report_json(body), ns);
   if (endpoint == "explain") {
+    if (!body.empty() && body.front() == '{') return explain_page(body, ns);
     // "name" or "namespace/name" in this namespace; anything else is not found.
     std::string request(body);
     if (request.find('/') == std::string::npos) request = std::string(ns) + "/" + request;

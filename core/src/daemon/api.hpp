@@ -40,6 +40,7 @@ class Api {
   std::string state_answer(std::string_view body) const;
   std::string plugins_json() const;
   std::string explain_json(std::string_view workload) const;
+  std::string explain_page(std::string_view body, std::string_view scope) const;
   std::string report_json(std::string_view since_seconds) const;
 
  private:

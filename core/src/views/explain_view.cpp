@@ -6,6 +6,7 @@
 #include "admission/stage/admission_inputs.hpp"
 #include "gpuaas/wire/event_codec.hpp"
 #include "pipeline/pipeline_stages.hpp"
+#include "views/page_writer.hpp"
 
 namespace gpuaas::core {
 
@@ -211,6 +212,35 @@ std::string DecisionPipeline::explain_json(std::string_view request,
     if (!o->members.empty()) j["workload"]["members"] = o->members;
   }
   return j.dump();
+}
+
+std::string DecisionPipeline::explain_page(const ClusterModel& model, std::string_view after,
+                                           std::string_view ns, std::size_t limit,
+                                           std::size_t budget) const {
+  const Stages& s = *stages_;
+  if (!s.admission.active())
+    return json{{"error", "no policy is in force: admission is off (gpuaasd --policy FILE)"}}
+        .dump();
+  const auto& keys = s.admission.queued_keys();
+  PageWriter page(budget);
+  auto it = after.empty() ? keys.begin() : keys.upper_bound(std::string(after));
+  std::string last;
+  for (; it != keys.end(); ++it) {
+    if (!ns.empty()) {
+      const KubeObject* o = model.object(*it);
+      if (o == nullptr || o->meta.namespace_ != ns) continue;
+    }
+    if (page.count() == limit) break;
+    json item = json::parse(explain_json(*it, model), nullptr, false);
+    if (!item.is_object() || item.contains("error")) continue;
+    item["key"] = *it;
+    if (!page.add(item)) {
+      if (page.count() == 0) return item_too_large(*it, item.dump().size(), budget);
+      break;
+    }
+    last = *it;
+  }
+  return page.finish("explain", it == keys.end() ? json(nullptr) : json(last));
 }
 
 }  // namespace gpuaas::core

@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "views/page_writer.hpp"
 #include "views/state_items.hpp"
 
 namespace gpuaas::core {
@@ -17,42 +18,10 @@ int64_t gpu_units(const ResourceList& r) {
   return it == r.end() ? 0 : it->second / 1000;
 }
 
-// Appends dumped items while they fit: a page is always whole JSON and no item is split.
-class PageWriter {
- public:
-  explicit PageWriter(std::size_t budget) : budget_(budget) {}
-  // False when the item would pass the budget (nothing is added then).
-  bool add(const json& item) {
-    std::string text = item.dump();
-    if (out_.size() + text.size() + 1 > budget_) return false;
-    out_ += out_.empty() ? "" : ",";
-    out_ += text;
-    ++count_;
-    return true;
-  }
-  std::size_t count() const { return count_; }
-  std::string finish(const std::string& section, const json& next) const {
-    return R"({"section":)" + json(section).dump() + R"(,"items":[)" + out_ + R"(],"next":)" +
-           next.dump() + "}";
-  }
-
- private:
-  std::size_t budget_;
-  std::string out_;
-  std::size_t count_ = 0;
-};
-
-std::string too_large(const std::string& key, std::size_t bytes, std::size_t budget) {
-  return json{{"error", key + " alone is " + std::to_string(bytes) +
-                            " bytes, more than a reply may hold (" + std::to_string(budget) +
-                            "): raise max_payload on the NATS servers"}}
-      .dump();
-}
-
 // Walks a map from the cursor, items through `render` (null to skip), into one page.
 template <typename Map, typename Render>
 std::string page_of(const Map& items, const StateRequest& r, std::size_t budget, Render&& render) {
-  PageWriter page(budget > 256 ? budget - 256 : 0);  // the page's own fields
+  PageWriter page(budget);
   auto it = r.after.empty() ? items.begin() : items.upper_bound(r.after);
   std::string last;
   for (; it != items.end(); ++it) {
@@ -60,7 +29,7 @@ std::string page_of(const Map& items, const StateRequest& r, std::size_t budget,
     if (item.is_null()) continue;
     if (page.count() == r.limit) break;
     if (!page.add(item)) {
-      if (page.count() == 0) return too_large(it->first, item.dump().size(), budget);
+      if (page.count() == 0) return item_too_large(it->first, item.dump().size(), budget);
       break;
     }
     last = it->first;

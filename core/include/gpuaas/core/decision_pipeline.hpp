@@ -72,6 +72,11 @@ class DecisionPipeline {
   // Read-only views (core/src/views/), for the API and the CLI.
   // `gpuaasctl explain`: the request is "namespace/name" (or a model key); JSON answer.
   std::string explain_json(std::string_view request, const ClusterModel& model) const;
+  // `gpuaasctl explain` of every queued workload: a page of explanations by key after `after`
+  // (of namespace `ns` when not empty), at most `limit` of them and `budget` bytes; each item
+  // carries its `key`, the cursor ({"section": "explain", "items", "next"}).
+  std::string explain_page(const ClusterModel& model, std::string_view after, std::string_view ns,
+                           std::size_t limit, std::size_t budget) const;
   // The ClusterQueues with their usage and pending counts, for `gpuaasctl state`.
   std::string queues_json(const ClusterModel& model) const;
   // Brings the gauges that mirror the stages' state up to date (before a scrape). Safe to call
