@@ -66,6 +66,16 @@ TEST_F(ReportEndToEnd, PrintsThePerTenantTableAndItsJson) {
   EXPECT_NE(table.out.find("(no queue)"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("CostModel"), std::string::npos) << table.out;
 
+  // By pages: the same tenant, in a page with the cluster's totals beside it.
+  const auto page = ctl("report --json --limit 1 --since 1h");
+  ASSERT_EQ(page.exit_code, 0) << page.out;
+  const json p = json::parse(page.out);
+  EXPECT_EQ(p["section"], "tenants");
+  ASSERT_EQ(p["items"].size(), 1u) << p.dump();
+  EXPECT_EQ(p["items"][0]["tenant"], "");
+  EXPECT_TRUE(p["next"].is_null()) << "one tenant: the only page";
+  EXPECT_DOUBLE_EQ(p["cluster"]["flavors"][0]["gpu_hour_price"].get<double>(), 4.0);
+
   const auto bad = ctl("report --since soon 2>&1");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.out.find("--since soon"), std::string::npos) << bad.out;

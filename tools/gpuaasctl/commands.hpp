@@ -51,8 +51,15 @@ struct ExplainOptions {
 };
 // Why a workload waits and when it may start; or why each queued workload does.
 int explain(const CtlContext& ctx, const ExplainOptions& o);
-// `report [--since D] [--projects] [--json]`: GPU-hours, outcomes and cost per tenant.
-int show_report(const CtlContext& ctx, const std::string& since, bool projects, bool json);
+struct ReportOptions {
+  std::string since;      // a duration of event time; empty: all of it
+  bool projects = false;  // a row per project (namespace) too
+  bool json = false;
+  std::size_t limit = 0;  // one page of this many tenants; 0: every page, 500 each
+  std::string after;      // the page after this tenant
+};
+// GPU-hours, outcomes and cost per tenant.
+int show_report(const CtlContext& ctx, const ReportOptions& o);
 
 // Offline, no server: validates policy files (or directories of them) as one set, and that
 // gpuaasd can publish them under a server's max_payload (bytes; 0: not checked).

@@ -118,13 +118,15 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 5000));
   explain_cmd->add_option("--after", eo.after, "The page after this workload key");
 
-  std::string report_since;
-  bool report_projects = false, report_json = false;
+  ReportOptions ro;
   auto* report = app.add_subcommand(
       "report", "GPU-hours allocated, busy and idle-reserved, outcomes and cost per tenant");
-  report->add_option("--since", report_since, "Only the last DURATION of event time (e.g. 24h)");
-  report->add_flag("--projects", report_projects, "A row per project (namespace) too");
-  report->add_flag("--json", report_json, "As JSON");
+  report->add_option("--since", ro.since, "Only the last DURATION of event time (e.g. 24h)");
+  report->add_flag("--projects", ro.projects, "A row per project (namespace) too");
+  report->add_flag("--json", ro.json, "As JSON (the whole report, or pages with --limit)");
+  report->add_option("--limit", ro.limit, "One page of at most N tenants (1 to 5000)")
+      ->check(CLI::Range(1, 5000));
+  report->add_option("--after", ro.after, "The page after this tenant");
 
   std::vector<std::string> policy_paths;
   auto* policy = app.add_subcommand("policy", "Work with policy files offline (no server)");
@@ -186,7 +188,7 @@ int run(int argc, char** argv) {
   if (state->parsed()) return show_state(ctx, so);
   if (plugins->parsed()) return show_plugins(ctx, plugins_json);
   if (explain_cmd->parsed()) return explain(ctx, eo);
-  if (report->parsed()) return show_report(ctx, report_since, report_projects, report_json);
+  if (report->parsed()) return show_report(ctx, ro);
   if (policy_check->parsed()) return check_policy(policy_paths, max_payload);
   return kExitUsage;
 }

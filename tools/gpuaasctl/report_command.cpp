@@ -35,39 +35,63 @@ std::vector<std::string> row(const std::string& tenant, const std::string& proje
 
 }  // namespace
 
-int show_report(const CtlContext& ctx, const std::string& since, bool projects, bool as_json) {
+int show_report(const CtlContext& ctx, const ReportOptions& o) {
   std::string window;
-  if (!since.empty()) {
-    auto d = policy::parse_duration(since);
+  if (!o.since.empty()) {
+    auto d = policy::parse_duration(o.since);
     if (!d)
       return fail(
-          Status::invalid("--since " + since + ": not a duration (e.g. 1h, 30m, 7d as 168h)"));
+          Status::invalid("--since " + o.since + ": not a duration (e.g. 1h, 30m, 7d as 168h)"));
     window = std::to_string(d->count());
   }
-  auto a = ctx.ask_answer("report", window);
-  if (!a) return fail(a.status());
-  if (a->error) return fail_answer(*a, as_json);
-  if (as_json) {
+  // --json alone: the whole report (or its error). Otherwise tenants come by pages, so any
+  // number of them fits: every page, or one with --limit.
+  if (o.json && !o.limit && o.after.empty()) {
+    auto a = ctx.ask_answer("report", window);
+    if (!a) return fail(a.status());
+    if (a->error) return fail_answer(*a, true);
     std::cout << a->raw << "\n";
     return kExitOk;
   }
-  const auto& r = a->body;
-  const std::string cur = text(at(r, {"currency"}));
-  std::cout << "From " << text(at(r, {"from"})) << " to " << text(at(r, {"to"}))
-            << " (event time), GPU-hours and " << cur << "\n";
   std::vector<std::vector<std::string>> rows{{"TENANT", "PROJECT", "ALLOCATED", "BUSY",
                                               "IDLE-RESERVED", "OUTCOMES", "COST", "RESERVED-COST",
                                               "TOTAL", "PER-OUTCOME"}};
-  for (const auto& t : list(r, {"tenants"})) {
-    const std::string name = text(at(t, {"tenant"}));
-    const std::string tenant = name.empty() || name == "-" ? "(no queue)" : name;
-    rows.push_back(row(tenant, "*", t));
-    if (projects)
-      for (const auto& p : list(t, {"projects"}))
-        rows.push_back(row(tenant, text(at(p, {"namespace"})), p));
+  std::string after = o.after;
+  nlohmann::json head;
+  for (int pages = 0; pages < 1'000'000; ++pages) {
+    nlohmann::json req = {{"view", "page"}, {"limit", o.limit ? o.limit : 500}};
+    if (!window.empty()) req["since"] = std::stoull(window);
+    if (!after.empty()) req["after"] = after;
+    auto a = ctx.ask_answer("report", req.dump());
+    if (!a) return fail(a.status());
+    if (a->error) return fail_answer(*a, o.json);
+    if (o.json) std::cout << a->raw << "\n";
+    if (head.is_null()) head = a->body;
+    // A tenant's scoped report is whole: its tenants are in "tenants", not "items".
+    const auto& items =
+        a->body.contains("items") ? list(a->body, {"items"}) : list(a->body, {"tenants"});
+    for (const auto& t : items) {
+      const std::string name = text(at(t, {"tenant"}));
+      const std::string tenant = name.empty() || name == "-" ? "(no queue)" : name;
+      rows.push_back(row(tenant, "*", t));
+      if (o.projects)
+        for (const auto& p : list(t, {"projects"}))
+          rows.push_back(row(tenant, text(at(p, {"namespace"})), p));
+    }
+    const auto& next = at(a->body, {"next"});
+    if (!next.is_string() || next.get<std::string>() == after) break;
+    after = next.get<std::string>();
+    if (o.limit) {
+      std::cerr << "more: gpuaasctl report --limit " << o.limit << " --after " << after << "\n";
+      break;
+    }
   }
+  if (o.json) return kExitOk;
+  const std::string cur = text(at(head, {"currency"}));
+  std::cout << "From " << text(at(head, {"from"})) << " to " << text(at(head, {"to"}))
+            << " (event time), GPU-hours and " << cur << "\n";
   table(rows);
-  const auto& c = at(r, {"cluster"});
+  const auto& c = at(head, {"cluster"});
   std::cout << "\nCluster: " << fixed(at(c, {"capacity_gpu_hours"}), 2)
             << " GPU-hours of capacity, cost " << fixed(at(c, {"cost"}), 2) << " " << cur
             << ", idle (charged to nobody) " << fixed(at(c, {"idle_cost"}), 2) << " " << cur

@@ -12,6 +12,7 @@
 #include "gpuaas/core/state_view.hpp"
 #include "gpuaas/core/workload_interpreter.hpp"
 #include "gpuaas/wire/utf8.hpp"
+#include "views/page_writer.hpp"
 
 namespace gpuaas::core {
 namespace {
@@ -95,7 +96,57 @@ std::string Api::state_answer(std::string_view body) const {
   return s.dump();
 }
 
+// {"since": SECONDS, "limit": N, "after": TENANT}: the report with a page of its tenants (in
+// name order), the cluster's totals on every page.
+std::string Api::report_page(std::string_view body) const {
+  const json j = json::parse(body, nullptr, false);
+  if (!j.is_object()) return json{{"error", "the report request is not a JSON object"}}.dump();
+  std::size_t limit = 500;
+  std::string after, since;
+  for (const auto& [k, v] : j.items()) {
+    if (k == "limit" && v.is_number_unsigned() && v.get<uint64_t>() >= 1 &&
+        v.get<uint64_t>() <= 5000) {
+      limit = v.get<std::size_t>();
+    } else if (k == "after" && v.is_string()) {
+      after = v.get<std::string>();
+    } else if (k == "since" && v.is_number_unsigned()) {
+      since = std::to_string(v.get<uint64_t>());
+    } else if (k != "view") {
+      return json{{"error", "report: " + json(k).dump() +
+                                " is not a field (since in seconds, limit 1 to 5000, after)"}}
+          .dump();
+    }
+  }
+  json r = json::parse(report_json(since), nullptr, false);
+  if (!r.is_object() || r.contains("error")) return r.is_object() ? r.dump() : "{}";
+  json tenants = std::move(r["tenants"]);
+  r.erase("tenants");
+  const int64_t max_payload = ctx_.bus.max_payload();
+  const std::size_t head = r.dump().size();
+  const std::size_t budget = max_payload > 4096 + static_cast<int64_t>(head)
+                                 ? static_cast<std::size_t>(max_payload) - 4096 - head
+                                 : 0;
+  PageWriter page(budget);
+  std::string last;
+  std::size_t i = 0;
+  for (; i < tenants.size(); ++i) {
+    const std::string name = tenants[i].value("tenant", "");
+    if (!after.empty() && name <= after) continue;
+    if (page.count() == limit) break;
+    if (!page.add(tenants[i])) {
+      if (page.count() == 0)
+        return item_too_large("tenant " + name, tenants[i].dump().size(), budget);
+      break;
+    }
+    last = name;
+  }
+  json out = json::parse(page.finish("tenants", i == tenants.size() ? json(nullptr) : json(last)));
+  for (auto& [k, v] : r.items()) out[k] = std::move(v);
+  return out.dump();
+}
+
 std::string Api::report_json(std::string_view since_seconds) const {
+  if (!since_seconds.empty() && since_seconds.front() == '{') return report_page(since_seconds);
   std::optional<std::chrono::seconds> since;
   if (!since_seconds.empty()) {
     int64_t v = 0;
@@ -163,7 +214,18 @@ std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
   if (!bus::Subjects::valid_token(ns) || ns == bus::kClusterScope)
     return json{{"error", "the API's scope must be a namespace"}}.dump();
   if (endpoint == "plugins") return plugins_json();  // no tenant's data in it
-  if (endpoint == "report") return namespace_report(report_json(body), ns);
+  if (endpoint == "report") {
+    // A namespace's report is its own projects: small, so whole (a page request keeps only its
+    // window); never a page of every tenant.
+    std::string since(body);
+    if (!body.empty() && body.front() == '{') {
+      const json j = json::parse(body, nullptr, false);
+      since = j.is_object() && j.contains("since") && j["since"].is_number_unsigned()
+                  ? std::to_string(j["since"].get<uint64_t>())
+                  : "";
+    }
+    return namespace_report(report_json(since), ns);
+  }
   if (endpoint == "explain") {
     if (!body.empty() && body.front() == '{') return explain_page(body, ns);
     // "name" or "namespace/name" in this namespace; anything else is not found.

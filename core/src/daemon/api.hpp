@@ -42,6 +42,7 @@ class Api {
   std::string explain_json(std::string_view workload) const;
   std::string explain_page(std::string_view body, std::string_view scope) const;
   std::string report_json(std::string_view since_seconds) const;
+  std::string report_page(std::string_view body) const;
 
  private:
   void count_refusal(ApiRefusal reason) const;
