@@ -149,30 +149,6 @@ class Converter {
 
 json to_json(const YAML::Node& n) { return Converter().convert(n); }
 
-// How deep the JSON text from `pos` nests, stopping past `limit`: nlohmann's parser has no bound
-// and what walks the value afterwards recurses. Returns the offset where `limit` is passed, or
-// npos.
-std::size_t too_deep_at(std::string_view s, std::size_t pos, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  for (std::size_t i = pos; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if ((c == '[' || c == '{') && ++depth > limit) {
-      return i;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return std::string_view::npos;
-}
-
 // "FILE:LINE:COLUMN" of a byte offset in the text.
 std::string at_offset(const std::string& origin, std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
@@ -236,12 +212,33 @@ Result<std::string> read_input(const std::string& path) {
   return ss.str();
 }
 
+std::size_t json_too_deep_at(std::string_view s, std::size_t from, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = from; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if ((c == '[' || c == '{') && ++depth > limit) {
+      return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 Result<std::vector<Manifest>> parse_manifests(const std::string& text, const std::string& origin) {
   std::vector<Manifest> out;
   // JSON first: kubectl get -o json output, possibly several objects in a row.
   auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
-    if (const auto deep = too_deep_at(text, first, Converter::kMaxDepth);
+    if (const auto deep = json_too_deep_at(text, first, Converter::kMaxDepth);
         deep != std::string_view::npos)
       return Status::invalid(at_offset(origin, text, deep) + ": nested more than " +
                              std::to_string(Converter::kMaxDepth) + " levels");

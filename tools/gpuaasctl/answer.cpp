@@ -1,7 +1,6 @@
 #include "answer.hpp"
 
-#include <algorithm>
-
+#include "gpuaas/kube/manifest_reader.hpp"
 #include "gpuaas/wire/utf8.hpp"
 #include "table.hpp"
 
@@ -42,38 +41,13 @@ std::optional<int64_t> integer(const json& v) {
   return std::nullopt;
 }
 
-namespace {
-
 // No answer of gpuaasd nests deeper than a few levels; dump() and the renderers recurse, so a
 // deeper one is refused before it is parsed.
 constexpr int kMaxDepth = 64;
 
-int depth_of(std::string_view s) {
-  int depth = 0, deepest = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-}  // namespace
-
 Answer read_answer(std::string raw) {
   Answer a;
-  const bool deep = depth_of(raw) > kMaxDepth;
+  const bool deep = kube::json_too_deep_at(raw, 0, kMaxDepth) != std::string_view::npos;
   a.body = deep ? json(json::value_t::discarded) : json::parse(raw, nullptr, false);
   a.raw = std::move(raw);
   if (deep) {

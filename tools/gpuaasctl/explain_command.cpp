@@ -4,6 +4,7 @@
 
 #include "answer.hpp"
 #include "commands.hpp"
+#include "pages.hpp"
 #include "table.hpp"
 
 namespace gpuaas::ctl {
@@ -90,31 +91,21 @@ int explain_one(const CtlContext& ctx, const std::string& workload, bool as_json
 int explain_all(const CtlContext& ctx, const ExplainOptions& o) {
   std::vector<std::vector<std::string>> rows = {
       {"WORKLOAD", "KIND", "STATE", "REASON", "CLUSTERQUEUE", "POSITION", "ESTIMATED START"}};
-  std::string after = o.after;
-  for (int pages = 0; pages < 1'000'000; ++pages) {
-    nlohmann::json req = {{"view", "page"}, {"limit", o.limit ? o.limit : 500}};
-    if (!after.empty()) req["after"] = after;
-    if (!o.ns.empty()) req["namespace"] = o.ns;
-    auto a = ctx.ask_answer("explain", req.dump());
-    if (!a) return fail(a.status());
-    if (a->error) return fail_answer(*a, o.json);
-    if (o.json) std::cout << a->raw << "\n";
-    for (const auto& x : list(a->body, {"items"})) {
-      const auto& w = at(x, {"workload"});
-      rows.push_back({str(at(w, {"namespace"})) + "/" + str(at(w, {"name"})), str(at(w, {"kind"})),
-                      str(at(x, {"state"})), str(at(x, {"reason"})), str(at(x, {"cluster_queue"})),
-                      str(at(x, {"position", "cluster_queue"})), str(at(x, {"estimated_start"}))});
-    }
-    const auto& next = at(a->body, {"next"});
-    if (!next.is_string() || next.get<std::string>() == after) break;
-    after = next.get<std::string>();
-    if (o.limit) {
-      std::cerr << "more: gpuaasctl explain --limit " << o.limit << " --after " << after << "\n";
-      break;
-    }
-  }
-  if (!o.json) table(rows);
-  return kExitOk;
+  nlohmann::json req = nlohmann::json::object();
+  if (!o.ns.empty()) req["namespace"] = o.ns;
+  const int rc = walk_pages(
+      ctx, {"explain", req, o.limit, o.after, o.json, "gpuaasctl explain"},
+      [&](const nlohmann::json& page) {
+        for (const auto& x : list(page, {"items"})) {
+          const auto& w = at(x, {"workload"});
+          rows.push_back({str(at(w, {"namespace"})) + "/" + str(at(w, {"name"})),
+                          str(at(w, {"kind"})), str(at(x, {"state"})), str(at(x, {"reason"})),
+                          str(at(x, {"cluster_queue"})), str(at(x, {"position", "cluster_queue"})),
+                          str(at(x, {"estimated_start"}))});
+        }
+      });
+  if (rc == kExitOk && !o.json) table(rows);
+  return rc;
 }
 
 }  // namespace

@@ -8,6 +8,14 @@
 
 namespace {
 
+// --limit and --after of a command whose answer comes by pages.
+void add_page_options(CLI::App* cmd, std::size_t& limit, std::string& after, const char* items,
+                      const char* cursor) {
+  cmd->add_option("--limit", limit, std::string("One page of at most N ") + items + " (1 to 5000)")
+      ->check(CLI::Range(1, 5000));
+  cmd->add_option("--after", after, std::string("The page after this cursor (") + cursor + ")");
+}
+
 int run(int argc, char** argv) {
   using namespace gpuaas::ctl;
   CtlContext ctx;
@@ -95,9 +103,7 @@ int run(int argc, char** argv) {
   auto* by_nodes = state->add_flag("--nodes", so.nodes, "Pages of nodes");
   auto* by_workloads = state->add_flag("--workloads", so.workloads, "Pages of workloads");
   by_nodes->excludes(by_workloads);
-  state->add_option("--limit", so.limit, "One page of at most N items (1 to 5000)")
-      ->check(CLI::Range(1, 5000));
-  state->add_option("--after", so.after, "The page after this cursor (a node's name, a key)");
+  add_page_options(state, so.limit, so.after, "items", "a node's name or a workload's key");
   state->add_option("-n,--namespace", so.ns, "Workloads of this namespace")->excludes(by_nodes);
   state->add_option("--flavor", so.flavor, "Nodes of this GPU product")->excludes(by_workloads);
 
@@ -114,9 +120,7 @@ int run(int argc, char** argv) {
   explain_cmd->add_option("workload", eo.workload, "NAMESPACE/NAME (none: every queued one)");
   explain_cmd->add_flag("--json", eo.json, "As JSON (pages: one page object per line)");
   explain_cmd->add_option("-n,--namespace", eo.ns, "Every queued workload of this namespace");
-  explain_cmd->add_option("--limit", eo.limit, "One page of at most N (1 to 5000)")
-      ->check(CLI::Range(1, 5000));
-  explain_cmd->add_option("--after", eo.after, "The page after this workload key");
+  add_page_options(explain_cmd, eo.limit, eo.after, "workloads", "a workload's key");
 
   ReportOptions ro;
   auto* report = app.add_subcommand(
@@ -124,9 +128,7 @@ int run(int argc, char** argv) {
   report->add_option("--since", ro.since, "Only the last DURATION of event time (e.g. 24h)");
   report->add_flag("--projects", ro.projects, "A row per project (namespace) too");
   report->add_flag("--json", ro.json, "As JSON (the whole report, or pages with --limit)");
-  report->add_option("--limit", ro.limit, "One page of at most N tenants (1 to 5000)")
-      ->check(CLI::Range(1, 5000));
-  report->add_option("--after", ro.after, "The page after this tenant");
+  add_page_options(report, ro.limit, ro.after, "tenants", "a tenant");
 
   std::vector<std::string> policy_paths;
   auto* policy = app.add_subcommand("policy", "Work with policy files offline (no server)");

@@ -7,6 +7,7 @@
 #include "answer.hpp"
 #include "commands.hpp"
 #include "gpuaas/policy/policy_set.hpp"
+#include "pages.hpp"
 #include "table.hpp"
 
 namespace gpuaas::ctl {
@@ -56,36 +57,26 @@ int show_report(const CtlContext& ctx, const ReportOptions& o) {
   std::vector<std::vector<std::string>> rows{{"TENANT", "PROJECT", "ALLOCATED", "BUSY",
                                               "IDLE-RESERVED", "OUTCOMES", "COST", "RESERVED-COST",
                                               "TOTAL", "PER-OUTCOME"}};
-  std::string after = o.after;
+  nlohmann::json req = nlohmann::json::object();
+  if (!window.empty()) req["since"] = std::stoull(window);
   nlohmann::json head;
-  for (int pages = 0; pages < 1'000'000; ++pages) {
-    nlohmann::json req = {{"view", "page"}, {"limit", o.limit ? o.limit : 500}};
-    if (!window.empty()) req["since"] = std::stoull(window);
-    if (!after.empty()) req["after"] = after;
-    auto a = ctx.ask_answer("report", req.dump());
-    if (!a) return fail(a.status());
-    if (a->error) return fail_answer(*a, o.json);
-    if (o.json) std::cout << a->raw << "\n";
-    if (head.is_null()) head = a->body;
-    // A tenant's scoped report is whole: its tenants are in "tenants", not "items".
-    const auto& items =
-        a->body.contains("items") ? list(a->body, {"items"}) : list(a->body, {"tenants"});
-    for (const auto& t : items) {
-      const std::string name = text(at(t, {"tenant"}));
-      const std::string tenant = name.empty() || name == "-" ? "(no queue)" : name;
-      rows.push_back(row(tenant, "*", t));
-      if (o.projects)
-        for (const auto& p : list(t, {"projects"}))
-          rows.push_back(row(tenant, text(at(p, {"namespace"})), p));
-    }
-    const auto& next = at(a->body, {"next"});
-    if (!next.is_string() || next.get<std::string>() == after) break;
-    after = next.get<std::string>();
-    if (o.limit) {
-      std::cerr << "more: gpuaasctl report --limit " << o.limit << " --after " << after << "\n";
-      break;
-    }
-  }
+  const int rc =
+      walk_pages(ctx, {"report", req, o.limit, o.after, o.json, "gpuaasctl report"},
+                 [&](const nlohmann::json& page) {
+                   if (head.is_null()) head = page;
+                   // A tenant's scoped report is whole: its tenants are in "tenants", not "items".
+                   const auto& items =
+                       page.contains("items") ? list(page, {"items"}) : list(page, {"tenants"});
+                   for (const auto& t : items) {
+                     const std::string name = text(at(t, {"tenant"}));
+                     const std::string tenant = name.empty() || name == "-" ? "(no queue)" : name;
+                     rows.push_back(row(tenant, "*", t));
+                     if (o.projects)
+                       for (const auto& p : list(t, {"projects"}))
+                         rows.push_back(row(tenant, text(at(p, {"namespace"})), p));
+                   }
+                 });
+  if (rc != kExitOk) return rc;
   if (o.json) return kExitOk;
   const std::string cur = text(at(head, {"currency"}));
   std::cout << "From " << text(at(head, {"from"})) << " to " << text(at(head, {"to"}))

@@ -5,6 +5,7 @@
 
 #include "answer.hpp"
 #include "commands.hpp"
+#include "pages.hpp"
 #include "table.hpp"
 
 namespace gpuaas::ctl {
@@ -126,32 +127,14 @@ int show_pages(const CtlContext& ctx, const StateOptions& o) {
     rows = {{"NAME", "READY", "GPU PRODUCT", "GPUS", "ALLOCATABLE", "REQUESTED"}};
   else
     rows = {{"NAMESPACE", "KIND", "NAME", "QUEUE", "STATE", "GPUS", "PODS"}};
-  std::string after = o.after;
-  // A bound on pages: a cursor that never advanced would otherwise loop.
-  for (int pages = 0; pages < 1'000'000; ++pages) {
-    json req = {{"view", "page"}, {"section", section}, {"limit", o.limit ? o.limit : 500}};
-    if (!after.empty()) req["after"] = after;
-    if (!o.ns.empty()) req["namespace"] = o.ns;
-    if (!o.flavor.empty()) req["flavor"] = o.flavor;
-    auto a = ctx.ask_answer("state", req.dump());
-    if (!a) return fail(a.status());
-    if (a->error) return fail_answer(*a, o.json);
-    if (o.json) {
-      std::cout << a->raw << "\n";
-    } else {
-      page_rows(section, list(a->body, {"items"}), rows);
-    }
-    const json& next = at(a->body, {"next"});
-    if (!next.is_string() || next.get<std::string>() == after) break;
-    after = next.get<std::string>();
-    if (o.limit) {
-      std::cerr << "more: gpuaasctl state --" << section << " --limit " << o.limit << " --after "
-                << after << "\n";
-      break;
-    }
-  }
-  if (!o.json) table(rows);
-  return kExitOk;
+  json req = {{"section", section}};
+  if (!o.ns.empty()) req["namespace"] = o.ns;
+  if (!o.flavor.empty()) req["flavor"] = o.flavor;
+  const int rc =
+      walk_pages(ctx, {"state", req, o.limit, o.after, o.json, "gpuaasctl state --" + section},
+                 [&](const json& page) { page_rows(section, list(page, {"items"}), rows); });
+  if (rc == kExitOk && !o.json) table(rows);
+  return rc;
 }
 
 }  // namespace

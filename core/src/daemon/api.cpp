@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gpuaas/core/page_request.hpp"
 #include "gpuaas/core/state_pages.hpp"
 #include "gpuaas/core/state_view.hpp"
 #include "gpuaas/core/workload_interpreter.hpp"
@@ -68,8 +69,7 @@ std::string Api::state_json() const {
 std::string Api::state_answer(std::string_view body) const {
   auto request = parse_state_request(body);
   if (!request) return json{{"error", request.status().message()}}.dump();
-  const int64_t max_payload = ctx_.bus.max_payload();
-  const std::size_t budget = max_payload > 4096 ? static_cast<std::size_t>(max_payload - 4096) : 0;
+  const std::size_t budget = reply_budget();
   const auto summary = [&] {
     std::shared_lock lock(ctx_.model_mu);
     const DecisionPipeline* pipeline = ctx_.pipeline.get();
@@ -77,55 +77,39 @@ std::string Api::state_answer(std::string_view body) const {
                                 pipeline ? pipeline->pools_json(ctx_.model) : "[]");
   };
   switch (request->view) {
-    case StateRequest::View::kFull:
+    case PageRequest::View::kFull:
       return state_json();
-    case StateRequest::View::kSummary:
+    case PageRequest::View::kSummary:
       return summary();
-    case StateRequest::View::kPage: {
+    case PageRequest::View::kPage: {
       std::shared_lock lock(ctx_.model_mu);
       return render_state_page(ctx_.model, *request, budget);
     }
-    case StateRequest::View::kAuto:
+    case PageRequest::View::kAuto:
       break;
   }
   std::string whole = state_json();
   if (whole.size() <= budget) return whole;
   json s = json::parse(summary());
   s["bytes_needed"] = whole.size();
-  s["max_payload"] = max_payload;
+  s["max_payload"] = ctx_.bus.max_payload();
   return s.dump();
 }
 
 // {"since": SECONDS, "limit": N, "after": TENANT}: the report with a page of its tenants (in
 // name order), the cluster's totals on every page.
 std::string Api::report_page(std::string_view body) const {
-  const json j = json::parse(body, nullptr, false);
-  if (!j.is_object()) return json{{"error", "the report request is not a JSON object"}}.dump();
-  std::size_t limit = 500;
-  std::string after, since;
-  for (const auto& [k, v] : j.items()) {
-    if (k == "limit" && v.is_number_unsigned() && v.get<uint64_t>() >= 1 &&
-        v.get<uint64_t>() <= 5000) {
-      limit = v.get<std::size_t>();
-    } else if (k == "after" && v.is_string()) {
-      after = v.get<std::string>();
-    } else if (k == "since" && v.is_number_unsigned()) {
-      since = std::to_string(v.get<uint64_t>());
-    } else if (k != "view") {
-      return json{{"error", "report: " + json(k).dump() +
-                                " is not a field (since in seconds, limit 1 to 5000, after)"}}
-          .dump();
-    }
-  }
+  auto request = parse_page_request(body, "report", {"view", "limit", "after", "since"});
+  if (!request) return json{{"error", request.status().message()}}.dump();
+  const std::size_t limit = request->limit;
+  const std::string& after = request->after;
+  const std::string since = request->since ? std::to_string(*request->since) : "";
   json r = json::parse(report_json(since), nullptr, false);
   if (!r.is_object() || r.contains("error")) return r.is_object() ? r.dump() : "{}";
   json tenants = std::move(r["tenants"]);
   r.erase("tenants");
-  const int64_t max_payload = ctx_.bus.max_payload();
-  const std::size_t head = r.dump().size();
-  const std::size_t budget = max_payload > 4096 + static_cast<int64_t>(head)
-                                 ? static_cast<std::size_t>(max_payload) - 4096 - head
-                                 : 0;
+  const std::size_t head = r.dump().size();  // the fields every page carries
+  const std::size_t budget = reply_budget() > head ? reply_budget() - head : 0;
   PageWriter page(budget);
   std::string last;
   std::size_t i = 0;
@@ -183,30 +167,15 @@ std::string Api::explain_json(std::string_view workload) const {
 // {"limit": N, "after": KEY, "namespace": NS}: a page of every queued workload's explanation.
 // `scope`: a tenant's namespace, which the request may not leave.
 std::string Api::explain_page(std::string_view body, std::string_view scope) const {
-  const json j = json::parse(body, nullptr, false);
-  if (!j.is_object()) return json{{"error", "the explain request is not a JSON object"}}.dump();
-  std::size_t limit = 500;
-  std::string after, ns(scope);
-  for (const auto& [k, v] : j.items()) {
-    if (k == "limit" && v.is_number_unsigned() && v.get<uint64_t>() >= 1 &&
-        v.get<uint64_t>() <= 5000) {
-      limit = v.get<std::size_t>();
-    } else if (k == "after" && v.is_string()) {
-      after = v.get<std::string>();
-    } else if (k == "namespace" && v.is_string()) {
-      if (!scope.empty() && v.get<std::string>() != scope) return not_found(v.get<std::string>());
-      ns = v.get<std::string>();
-    } else if (k != "view") {
-      return json{{"error", "explain: " + json(k).dump() +
-                                " is not a field (limit 1 to 5000, after, namespace)"}}
-          .dump();
-    }
-  }
-  const int64_t max_payload = ctx_.bus.max_payload();
-  const std::size_t budget = max_payload > 4096 ? static_cast<std::size_t>(max_payload - 4096) : 0;
+  auto request = parse_page_request(body, "explain", {"view", "limit", "after", "namespace"});
+  if (!request) return json{{"error", request.status().message()}}.dump();
+  if (!scope.empty() && !request->namespace_.empty() && request->namespace_ != scope)
+    return not_found(request->namespace_);
+  const std::string ns = scope.empty() ? request->namespace_ : std::string(scope);
+  const std::size_t budget = reply_budget();
   std::shared_lock lock(ctx_.model_mu);
   if (!ctx_.pipeline) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
-  return ctx_.pipeline->explain_page(ctx_.model, after, ns, limit, budget);
+  return ctx_.pipeline->explain_page(ctx_.model, request->after, ns, request->limit, budget);
 }
 
 std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
@@ -266,12 +235,16 @@ std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
   return json{{"error", "no API endpoint " + std::string(endpoint)}}.dump();
 }
 
+std::size_t Api::reply_budget() const {
+  const int64_t max_payload = ctx_.bus.max_payload();
+  return max_payload > 4096 ? static_cast<std::size_t>(max_payload - 4096) : 0;
+}
+
 // An answer the server would refuse (above its max_payload) would leave the asker waiting for a
 // timeout with nothing logged anywhere: it becomes an error that says so, and a warning here.
 std::string Api::fit_answer(std::string_view endpoint, std::string answer) const {
   const int64_t max_payload = ctx_.bus.max_payload();
-  const int64_t limit = max_payload - 4096;  // the reply subject and headers
-  if (static_cast<int64_t>(answer.size()) <= limit) return answer;
+  if (answer.size() <= reply_budget()) return answer;
   spdlog::warn(
       "API {}: the answer is {} bytes, more than the NATS server's max_payload ({}) "
       "allows: answered with an error",

@@ -47,6 +47,8 @@ class Api {
  private:
   void count_refusal(ApiRefusal reason) const;
   std::string fit_answer(std::string_view endpoint, std::string answer) const;
+  // What one reply may hold: the server's max_payload less the reply subject and headers.
+  std::size_t reply_budget() const;
   // The API scoped to one namespace (a tenant's view: docs/security.md).
   std::string scoped_json(std::string_view endpoint, std::string_view ns,
                           std::string_view body) const;

@@ -11,8 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxLimit = 5000;
-
 int64_t gpu_units(const ResourceList& r) {
   auto it = r.find(kGpuResource);
   return it == r.end() ? 0 : it->second / 1000;
@@ -20,7 +18,7 @@ int64_t gpu_units(const ResourceList& r) {
 
 // Walks a map from the cursor, items through `render` (null to skip), into one page.
 template <typename Map, typename Render>
-std::string page_of(const Map& items, const StateRequest& r, std::size_t budget, Render&& render) {
+std::string page_of(const Map& items, const PageRequest& r, std::size_t budget, Render&& render) {
   PageWriter page(budget);
   auto it = r.after.empty() ? items.begin() : items.upper_bound(r.after);
   std::string last;
@@ -37,49 +35,14 @@ std::string page_of(const Map& items, const StateRequest& r, std::size_t budget,
   return page.finish(r.section, it == items.end() ? json(nullptr) : json(last));
 }
 
-Result<std::string> text_field(const json& j, const char* name) {
-  if (!j.contains(name)) return std::string();
-  if (!j[name].is_string()) return Status::invalid(std::string(name) + ": must be a string");
-  return j[name].get<std::string>();
-}
-
 }  // namespace
 
-Result<StateRequest> parse_state_request(std::string_view body) {
-  StateRequest r;
-  if (body.empty() || body == "{}") return r;
-  const json j = json::parse(body, nullptr, false);
-  if (!j.is_object()) return Status::invalid("the state request is not a JSON object");
-  for (const auto& [k, v] : j.items()) {
-    if (k != "view" && k != "section" && k != "limit" && k != "after" && k != "namespace" &&
-        k != "flavor")
-      return Status::invalid("the state request has no field " + json(k).dump());
-  }
-  auto view = text_field(j, "view");
-  if (!view) return view.status();
-  static const std::map<std::string, StateRequest::View> kViews = {
-      {"", StateRequest::View::kFull},
-      {"full", StateRequest::View::kFull},
-      {"auto", StateRequest::View::kAuto},
-      {"summary", StateRequest::View::kSummary},
-      {"page", StateRequest::View::kPage}};
-  auto v = kViews.find(*view);
-  if (v == kViews.end()) return Status::invalid("view: one of full, auto, summary, page");
-  r.view = v->second;
-  for (auto [name, out] : {std::pair{"section", &r.section}, std::pair{"after", &r.after},
-                           std::pair{"namespace", &r.namespace_}, std::pair{"flavor", &r.flavor}}) {
-    auto t = text_field(j, name);
-    if (!t) return t.status();
-    *out = std::move(*t);
-  }
-  if (j.contains("limit")) {
-    if (!j["limit"].is_number_unsigned() || j["limit"].get<uint64_t>() < 1 ||
-        j["limit"].get<uint64_t>() > kMaxLimit)
-      return Status::invalid("limit: a whole number from 1 to " + std::to_string(kMaxLimit));
-    r.limit = j["limit"].get<std::size_t>();
-  }
-  if (r.view == StateRequest::View::kPage && r.section != "nodes" && r.section != "workloads")
-    return Status::invalid("section: nodes or workloads");
+Result<PageRequest> parse_state_request(std::string_view body) {
+  auto r = parse_page_request(body, "state",
+                              {"view", "section", "limit", "after", "namespace", "flavor"});
+  if (r && r->view == PageRequest::View::kPage && r->section != "nodes" &&
+      r->section != "workloads")
+    return Status::invalid("state: section: nodes or workloads");
   return r;
 }
 
@@ -130,8 +93,7 @@ std::string render_state_summary(const ClusterModel& model, const IntakeStats& s
   return j.dump();
 }
 
-std::string render_state_page(const ClusterModel& model, const StateRequest& r,
-                              std::size_t budget) {
+std::string render_state_page(const ClusterModel& model, const PageRequest& r, std::size_t budget) {
   if (r.section == "nodes") {
     const auto gpu_keys = model.metrics().gpu_keys();
     return page_of(model.nodes(), r, budget, [&](const std::string&, const KubeObject& n) {

@@ -2,7 +2,9 @@
 // empty documents skipped, a `kind: List` expanded into its items.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuaas/base/status.hpp"
@@ -28,5 +30,9 @@ Result<std::string> yaml_to_json(const YAML::Node& node);
 
 // Reads a whole file ("-": standard input).
 Result<std::string> read_input(const std::string& path);
+
+// Where JSON text, read from `from`, first nests deeper than `limit` (brackets outside strings),
+// or npos: nlohmann's parser has no bound, and what walks a value afterwards recurses.
+std::size_t json_too_deep_at(std::string_view text, std::size_t from, int limit);
 
 }  // namespace gpuaas::kube
