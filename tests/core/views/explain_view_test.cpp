@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../binding/binding_objects.hpp"
 #include "gpuaas/sim/baselines.hpp"
 #include "gpuaas/sim/daemon_driver.hpp"
 
@@ -13,114 +14,18 @@ namespace {
 
 using nlohmann::json;
 using Time = sim::Time;
-
-const char* kPolicy = R"(apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec: {nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100}}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata: {name: team-a}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu, memory, nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources:
-      - {name: cpu, nominalQuota: 256}
-      - {name: memory, nominalQuota: 4Ti}
-      - {name: nvidia.com/gpu, nominalQuota: 64}
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata: {name: main, namespace: research}
-spec: {clusterQueue: team-a}
-)";
-
-json node(const std::string& name) {
-  const json res = {{"cpu", "64"}, {"memory", "1Ti"}, {"nvidia.com/gpu", "8"}};
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"name", name},
-        {"labels",
-         {{"nvidia.com/gpu.product", "NVIDIA-H100"}, {"kubernetes.io/hostname", "host-" + name}}}}},
-      {"status",
-       {{"capacity", res},
-        {"allocatable", res},
-        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
-}
-
-json containers(int gpus) {
-  return json::array({{{"name", "main"},
-                       {"image", "trainer"},
-                       {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}});
-}
+using namespace binding_objects;
 
 // A plain Pod whose required node affinity pins it to a host no plan gives it (admission does
 // not read required affinity; a nodeSelector would keep it from being admitted at all).
 json pinned_pod(const std::string& name) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "research"},
-            {"uid", "uid-" + name},
-            {"resourceVersion", "10"},
-            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
-          {"spec",
-           {{"schedulingGates", json::array({{{"name", "kueue.x-k8s.io/admission"}}})},
-            {"affinity",
-             {{"nodeAffinity",
-               {{"requiredDuringSchedulingIgnoredDuringExecution",
-                 {{"nodeSelectorTerms",
-                   json::array(
-                       {{{"matchExpressions", json::array({{{"key", "kubernetes.io/hostname"},
-                                                            {"operator", "In"},
-                                                            {"values", {"elsewhere"}}}})}}})}}}}}}},
-            {"containers", containers(1)}}},
-          {"status", {{"phase", "Pending"}}}};
-}
-
-json pytorchjob(const std::string& name, int workers, int gpus) {
-  auto replica = [&](int n) {
-    return json{{"replicas", n}, {"template", {{"spec", {{"containers", containers(gpus)}}}}}};
-  };
-  return {{"apiVersion", "kubeflow.org/v1"},
-          {"kind", "PyTorchJob"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "research"},
-            {"uid", "uid-" + name},
-            {"resourceVersion", "3"},
-            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}}}},
-          {"spec",
-           {{"runPolicy", {{"suspend", true}}},
-            {"pytorchReplicaSpecs", {{"Master", replica(1)}, {"Worker", replica(workers)}}}}}};
-}
-
-// A pod of the job as its operator makes it from the template the webhook gated and labelled.
-json job_pod(const std::string& job, const std::string& set, int i, int gpus) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", job + "-" + set + "-" + std::to_string(i)},
-            {"namespace", "research"},
-            {"uid", "uid-" + job + "-" + set + std::to_string(i)},
-            {"resourceVersion", "20"},
-            {"labels", {{"gpuaas.io/pod-set", set}}},
-            {"ownerReferences", json::array({{{"apiVersion", "kubeflow.org/v1"},
-                                              {"kind", "PyTorchJob"},
-                                              {"name", job},
-                                              {"uid", "uid-" + job},
-                                              {"controller", true}}})}}},
-          {"spec",
-           {{"schedulingGates", json::array({{{"name", "gpuaas.io/placement"}}})},
-            {"containers", containers(gpus)}}},
-          {"status", {{"phase", "Pending"}}}};
+  json p = plain_pod(name, 1);
+  p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+   ["nodeSelectorTerms"] =
+       json::array({{{"matchExpressions", json::array({{{"key", "kubernetes.io/hostname"},
+                                                        {"operator", "In"},
+                                                        {"values", {"elsewhere"}}}})}}});
+  return p;
 }
 
 class ExplainBindingTest : public ::testing::Test {
@@ -132,11 +37,11 @@ class ExplainBindingTest : public ::testing::Test {
     auto d = sim::DaemonDriver::start(o);
     ASSERT_TRUE(d) << d.status().message();
     driver_ = std::move(d).value();
-    auto p = sim::policy_set_json({{"policy.yaml", kPolicy}});
+    auto p = sim::policy_set_json({{"policy.yaml", policy()}});
     ASSERT_TRUE(p) << p.status().message();
     driver_->object(sim::Change::kAdded, json::parse(*p), now_);
-    driver_->object(sim::Change::kAdded, node("a"), now_);
-    driver_->object(sim::Change::kAdded, node("b"), now_);
+    driver_->object(sim::Change::kAdded, node("a", 8), now_);
+    driver_->object(sim::Change::kAdded, node("b", 8), now_);
     ASSERT_TRUE(driver_->settle());
   }
   void add(const json& object) {
@@ -172,8 +77,8 @@ TEST_F(ExplainBindingTest, APlainPodPinnedElsewhereIsAdmittedAndSaysWhyItStaysGa
 
 TEST_F(ExplainBindingTest, OnlyTheGangsPodThatCannotBeBoundIsNamed) {
   add(pytorchjob("train", 1, 4));
-  add(job_pod("train", "master", 0, 4));
-  json pinned = job_pod("train", "worker", 0, 4);
+  add(job_pod("train", "master", 0, 4, {}));
+  json pinned = job_pod("train", "worker", 0, 4, {});
   pinned["spec"]["nodeSelector"] = {{"kubernetes.io/hostname", "elsewhere"}};
   add(pinned);  // the gang is complete: the master opens, the worker stays gated
   const json x = explain("research/train");
@@ -188,8 +93,8 @@ TEST_F(ExplainBindingTest, OnlyTheGangsPodThatCannotBeBoundIsNamed) {
 
 TEST_F(ExplainBindingTest, AGangWaitingForItsPodsSaysHowManyAreMissing) {
   add(pytorchjob("gang", 3, 4));
-  add(job_pod("gang", "master", 0, 4));
-  add(job_pod("gang", "worker", 0, 4));
+  add(job_pod("gang", "master", 0, 4, {}));
+  add(job_pod("gang", "worker", 0, 4, {}));
   const json x = explain("research/gang");
   ASSERT_EQ(x["state"], "Admitted") << x.dump();
   EXPECT_EQ(x["held_by"], "binding") << x.dump();
@@ -200,8 +105,8 @@ TEST_F(ExplainBindingTest, AGangWaitingForItsPodsSaysHowManyAreMissing) {
 
 TEST_F(ExplainBindingTest, AnAdmittedWorkloadWhosePodsAllOpenedHasNoBindingPart) {
   add(pytorchjob("fine", 1, 4));
-  add(job_pod("fine", "master", 0, 4));
-  add(job_pod("fine", "worker", 0, 4));
+  add(job_pod("fine", "master", 0, 4, {}));
+  add(job_pod("fine", "worker", 0, 4, {}));
   const json x = explain("research/fine");
   ASSERT_EQ(x["state"], "Admitted") << x.dump();
   EXPECT_FALSE(x.contains("binding")) << x.dump();
