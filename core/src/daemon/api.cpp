@@ -68,7 +68,10 @@ std::string Api::state_json() const {
 
 std::string Api::state_answer(std::string_view body) const {
   auto request = parse_state_request(body);
-  if (!request) return json{{"error", request.status().message()}}.dump();
+  if (!request) {
+    count_refusal(ApiRefusal::kBadRequest);
+    return json{{"error", request.status().message()}}.dump();
+  }
   const std::size_t budget = reply_budget();
   const auto summary = [&] {
     std::shared_lock lock(ctx_.model_mu);
@@ -100,7 +103,10 @@ std::string Api::state_answer(std::string_view body) const {
 // name order), the cluster's totals on every page.
 std::string Api::report_page(std::string_view body) const {
   auto request = parse_page_request(body, "report", {"view", "limit", "after", "since"});
-  if (!request) return json{{"error", request.status().message()}}.dump();
+  if (!request) {
+    count_refusal(ApiRefusal::kBadRequest);
+    return json{{"error", request.status().message()}}.dump();
+  }
   const std::size_t limit = request->limit;
   const std::string& after = request->after;
   const std::string since = request->since ? std::to_string(*request->since) : "";
@@ -168,7 +174,10 @@ std::string Api::explain_json(std::string_view workload) const {
 // `scope`: a tenant's namespace, which the request may not leave.
 std::string Api::explain_page(std::string_view body, std::string_view scope) const {
   auto request = parse_page_request(body, "explain", {"view", "limit", "after", "namespace"});
-  if (!request) return json{{"error", request.status().message()}}.dump();
+  if (!request) {
+    count_refusal(ApiRefusal::kBadRequest);
+    return json{{"error", request.status().message()}}.dump();
+  }
   if (!scope.empty() && !request->namespace_.empty() && request->namespace_ != scope)
     return not_found(request->namespace_);
   const std::string ns = scope.empty() ? request->namespace_ : std::string(scope);

@@ -5,8 +5,8 @@
 namespace gpuaas::core {
 
 std::string_view api_refusal_name(ApiRefusal reason) {
-  static constexpr std::array<std::string_view, 4> kNames = {"reply_subject", "invalid_utf8",
-                                                             "handler_error", "unknown_endpoint"};
+  static constexpr std::array<std::string_view, 5> kNames = {
+      "reply_subject", "invalid_utf8", "handler_error", "unknown_endpoint", "bad_request"};
   const auto i = static_cast<std::size_t>(reason);
   return i < kNames.size() ? kNames[i] : "unknown";
 }

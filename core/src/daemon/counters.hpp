@@ -14,7 +14,14 @@
 namespace gpuaas::core {
 
 // Why an API request got no answer or an error; a bounded set, used as a metric label.
-enum class ApiRefusal { kReplySubject, kInvalidUtf8, kHandlerError, kUnknownEndpoint, kCount };
+enum class ApiRefusal {
+  kReplySubject,
+  kInvalidUtf8,
+  kHandlerError,
+  kUnknownEndpoint,
+  kBadRequest,
+  kCount
+};
 std::string_view api_refusal_name(ApiRefusal reason);
 
 struct DaemonCounters {

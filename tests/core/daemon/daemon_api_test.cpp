@@ -1,6 +1,6 @@
-// The daemon's API guard (core/src/daemon/api.cpp): whatever a request carries, Daemon::answer() answers
-// one JSON object or, for a reply subject gpuaasd must not write to, nothing; each refusal is
-// counted by reason. On the in-process bus, with a policy, so that every endpoint has an answer.
+// The daemon's API guard (core/src/daemon/api.cpp): whatever a request carries, Daemon::answer()
+// answers one JSON object or, for a reply subject gpuaasd must not write to, nothing; each refusal
+// is counted by reason. On the in-process bus, with a policy, so that every endpoint has an answer.
 #include <gtest/gtest.h>
 #include <spdlog/spdlog.h>
 
@@ -96,6 +96,24 @@ TEST_F(DaemonApiTest, EveryEndpointAnswersJsonScopedOrNot) {
   }
   EXPECT_EQ(json::parse(*ask("gpuaas.v1.api.state.team-a", ""))["namespace"], "team-a");
   EXPECT_EQ(daemon_->api_refusals(), 0u);
+}
+
+// Page requests (state, explain, report) with a field the endpoint does not take, or of the wrong
+// type: an error naming the field, counted; the next good request is answered.
+TEST_F(DaemonApiTest, BadPageRequestsGetAnErrorNamingTheField) {
+  EXPECT_NE(
+      error_of(ask("gpuaas.v1.api.state", R"({"view":"page","section":"pods"})")).find("section"),
+      std::string::npos);
+  EXPECT_NE(error_of(ask("gpuaas.v1.api.state", R"({"view":"page","limit":0,"section":"nodes"})"))
+                .find("limit"),
+            std::string::npos);
+  EXPECT_NE(error_of(ask("gpuaas.v1.api.explain", R"({"flavor":"x"})")).find("\"flavor\""),
+            std::string::npos);
+  EXPECT_NE(error_of(ask("gpuaas.v1.api.report", R"({"since":"1h"})")).find("since"),
+            std::string::npos);
+  EXPECT_EQ(refused("bad_request"), 4);
+  auto page = json::parse(*ask("gpuaas.v1.api.state", R"({"view":"page","section":"nodes"})"));
+  EXPECT_TRUE(page["items"].is_array()) << page.dump();
 }
 
 TEST_F(DaemonApiTest, RepliesItMustNotWriteToAreNotAnswered) {
