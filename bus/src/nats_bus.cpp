@@ -419,7 +419,9 @@ Result<std::unique_ptr<Bus>> connect_nats_once(const NatsOptions& o) {
   natsStatus s = natsConnection_Connect(&conn->nc, opts.get());
   if (s != NATS_OK && !(s == NATS_NOT_YET_CONNECTED && o.retry_on_failed_connect)) {
     conn->nc = nullptr;
-    return Status::unavailable("cannot connect to " + o.url + ": " + describe(s));
+    std::string m = "cannot connect to " + o.url + ": " + describe(s);
+    if (refused_credentials(m)) m += refused_login_hint(o);
+    return Status::unavailable(m);
   }
   jsOptions jo;
   jsOptions_Init(&jo);
@@ -432,6 +434,23 @@ Result<std::unique_ptr<Bus>> connect_nats_once(const NatsOptions& o) {
   return std::unique_ptr<Bus>(std::make_unique<NatsBus>(std::move(conn), o));
 }
 
+// nats.c 3.4.1 (Debian 12's) sends no signature when the ed25519 signature of the server's
+// nonce starts with a zero byte (its base64 encoder takes that for an empty string; fixed
+// upstream in nats.c 3.8), and the server refuses the login. One nkey or .creds login in 256 is
+// refused so with the right key: such a refusal is tried again twice (the nonce is new each
+// time); a wrong key is refused all three times, and the error says so.
+Result<std::unique_ptr<Bus>> connect_signed(const NatsOptions& o) {
+  auto r = connect_nats_once(o);
+  if (o.nkey.empty() && o.credentials_file.empty()) return r;
+  int tries = 1;
+  for (; tries < 3 && !r && refused_credentials(r.status().message()); ++tries)
+    r = connect_nats_once(o);
+  if (!r && refused_credentials(r.status().message()))
+    return Status(r.status().code(),
+                  r.status().message() + " (refused " + std::to_string(tries) + " times)");
+  return r;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
@@ -441,11 +460,11 @@ Result<std::unique_ptr<Bus>> connect_nats(const NatsOptions& o) {
     NatsOptions once = o;
     once.retry_on_failed_connect = false;
     once.max_reconnect = 0;
-    auto probe = connect_nats_once(once);
+    auto probe = connect_signed(once);
     if (!probe && refused_credentials(probe.status().message()))
       return Status::invalid(probe.status().message() + " (the credentials were refused)");
   }
-  return connect_nats_once(o);
+  return connect_signed(o);
 }
 
 }  // namespace gpuaas::bus

@@ -1,7 +1,11 @@
 #include "nats_security.hpp"
 
+#include <charconv>
+#include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <string_view>
 
 #include "nats_connection.hpp"
 
@@ -121,6 +125,53 @@ Status apply_tls(natsOptions* opts, const NatsOptions& o) {
   return Status::ok();
 }
 
+// A JWT part: base64url without padding. Stops at the first character that is not of it.
+std::string base64url_decode(std::string_view text) {
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '-'             ? 62
+            : c == '_'             ? 63
+                                   : -1;
+    if (v < 0) break;
+    buffer = (buffer << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      out += static_cast<char>((buffer >> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+// The "exp" (seconds since the epoch) of the user JWT in a .creds file; 0 when it has none or
+// the file cannot be read as one. Only the JWT's claims are looked at, never the seed.
+int64_t user_jwt_expiry(const std::string& creds_file) {
+  std::ifstream in(creds_file);
+  std::string line;
+  bool after_begin = false;
+  while (std::getline(in, line)) {
+    if (!after_begin) {
+      after_begin = line.find("BEGIN NATS USER JWT") != std::string::npos;
+      continue;
+    }
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::size_t dot = line.find('.');  // header.claims.signature
+    if (dot == std::string::npos) return 0;
+    const std::string claims = base64url_decode(std::string_view(line).substr(dot + 1));
+    const std::size_t at = claims.find("\"exp\":");
+    if (at == std::string::npos) return 0;
+    int64_t exp = 0;
+    std::from_chars(claims.data() + at + 6, claims.data() + claims.size(), exp);
+    return exp;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Status apply_security(natsOptions* opts, const NatsOptions& o) {
@@ -149,6 +200,22 @@ void nats_secrets_from_env(NatsOptions& o) {
       o.credentials_file.empty()) {
     from_env("GPUAAS_NATS_TOKEN", o.token);
   }
+}
+
+std::string refused_login_hint(const NatsOptions& o) {
+  if (o.credentials_file.empty()) return "";
+  std::string hint = " (nats credentials file " + o.credentials_file;
+  const int64_t exp = user_jwt_expiry(o.credentials_file);
+  const auto now = static_cast<int64_t>(std::time(nullptr));
+  if (exp > 0 && exp <= now) {
+    const auto t = static_cast<std::time_t>(exp);
+    std::tm utc{};
+    gmtime_r(&t, &utc);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    hint += std::string(": its user JWT expired at ") + when;
+  }
+  return hint + ")";
 }
 
 }  // namespace gpuaas::bus
