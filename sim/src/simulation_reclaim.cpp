@@ -85,8 +85,8 @@ void Simulation::publish_request_count(std::size_t i) {
 }
 
 // Whether gpuaasd still holds the quota of each workload it scaled to zero: explain's
-// "reclaim": {"quota": "Reserved" | "Lent" | "Released"}; without it, its admission state
-// "ScaledToZero" (parked with its reservation); else released.
+// "reclaim": {"quota": "Reserved" | "Lent" | "Returning" | "Released"}; without it, its admission
+// state "ScaledToZero" (parked with its reservation); else released.
 void Simulation::refresh_quota_held() {
   for (std::size_t i : reclaimed_at_zero_) {
     SimWorkload& w = workloads_[i];
@@ -95,7 +95,7 @@ void Simulation::refresh_quota_held() {
     if (x.is_object()) {
       if (auto r = x.find("reclaim"); r != x.end() && r->is_object()) {
         const std::string quota = r->value("quota", "");
-        held = quota == "Reserved" || quota == "Lent";
+        held = quota == "Reserved" || quota == "Lent" || quota == "Returning";
       } else if (auto st = x.find("state"); st != x.end() && st->is_string()) {
         held = *st == "ScaledToZero";
       }

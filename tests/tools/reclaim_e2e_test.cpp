@@ -324,18 +324,25 @@ TEST_F(ReclaimEndToEnd, RayWorkWakesALentClusterAndTheBorrowerIsPreempted) {
                 " >/dev/null")
                 .exit_code,
             0);
+  json preempt = await_action("borrower", "reclaim/lend");
+  ASSERT_FALSE(preempt.is_null()) << actions_->dump() << log();
+  EXPECT_EQ(preempt["body"]["spec"]["runPolicy"]["suspend"], true) << preempt.dump();
+  // The borrower holds the quota until it is seen stopped: the cluster waits to scale back.
+  x = explain("team-a/chat-ray");
+  EXPECT_EQ(x["state"], "Waking") << x.dump();
+  EXPECT_EQ(x["reclaim"]["quota"], "Returning") << x.dump();
+  EXPECT_NE(x["reclaim"]["reason"].get<std::string>().find("tasks waiting"), std::string::npos)
+      << x.dump();
+  EXPECT_TRUE(actions_->find(kRay, "reclaim/wake").is_null()) << actions_->dump();
+  // The bridge stops it: its borrowed quota returns, it queues again, and the cluster is back.
+  ASSERT_EQ(apply("borrower-3.yaml", job("borrower", "batch", 2, false, 3)), 0);
   json back = await_action(kRay, "reclaim/wake");
   ASSERT_FALSE(back.is_null()) << actions_->dump() << log();
   const json& group = back["body"]["spec"]["workerGroupSpecs"][0];
   EXPECT_EQ(group["replicas"], 1) << back.dump();
   EXPECT_EQ(group["minReplicas"], 1) << back.dump();
-  EXPECT_NE(back["reason"].get<std::string>().find("tasks waiting"), std::string::npos)
+  EXPECT_NE(back["reason"].get<std::string>().find("lent quota is back"), std::string::npos)
       << back.dump();
-  json preempt = await_action("borrower", "reclaim/lend");
-  ASSERT_FALSE(preempt.is_null()) << actions_->dump();
-  EXPECT_EQ(preempt["body"]["spec"]["runPolicy"]["suspend"], true) << preempt.dump();
-  // The bridge stops it: its borrowed quota returns and it queues again.
-  ASSERT_EQ(apply("borrower-3.yaml", job("borrower", "batch", 2, false, 3)), 0);
 
   x = explain("team-a/chat-ray");
   EXPECT_EQ(x["state"], "Admitted") << x.dump();

@@ -42,7 +42,7 @@ std::vector<NodeDemand> Scheduler::node_demand() const {
       d.pods = pods_of(e, e.counts);
       if (d.pods.empty()) continue;
       if (e.place_flavor >= 0) d.flavor = s.tree->flavor_name(e.place_flavor);
-      d.parked = e.parked;
+      d.parked = e.parked || e.lent;  // no pods yet when woken and waiting for its loan
       d.evicting = e.state == EntryState::kEvicting;
       d.since = e.admitted_at;
       if (e.placement)

@@ -150,9 +150,10 @@ Explanation Scheduler::explain(const std::string& key, Time now) const {
   if (e.cq >= 0) x.cluster_queue = s.tree->cluster_queue_name(e.cq);
   switch (e.state) {
     case EntryState::kAdmitted:
-      x.state = e.parked ? "ScaledToZero" : "Admitted";
+      // Waking: woken, its lent quota not back yet (idle_reservation.cpp).
+      x.state = e.parked ? "ScaledToZero" : e.lent ? "Waking" : "Admitted";
       x.estimated_start = e.admitted_at;
-      x.quota_reserved_idle = e.parked;
+      x.quota_reserved_idle = e.parked || e.lent;
       x.quota_lent = e.lent;
       break;
     case EntryState::kEvicting:

@@ -35,7 +35,7 @@ std::vector<ClusterQueueUsage> Scheduler::cluster_queue_usage() const {
     std::vector<int64_t> lent(static_cast<std::size_t>(tree.fr_count()), 0);
     for (uint32_t id : q.admitted) {
       const Entry& e = s.entries[id];
-      if (e.parked && e.lent)
+      if (e.lent)
         for (const auto& a : e.usage) lent[static_cast<std::size_t>(a.fr)] += a.milli;
     }
     std::map<std::string, int64_t> pending_gpus;

@@ -125,6 +125,7 @@ std::vector<Decision> Scheduler::schedule(Time now) {
   ++s.stats.passes;
   std::vector<Decision> out;
   s.wake_due(now);
+  s.finish_wakes(now, out);
   if (s.dirty.empty()) return out;
 
   // One cursor per ClusterQueue; heads compete across ClusterQueues in Kueue's order.

@@ -11,12 +11,8 @@
 namespace gpuaas::core::admission {
 
 bool Scheduler::check_invariants(std::string* why) const {
-  // A woken reservation takes its lent quota back before the workloads preempted for it stop
-  // (idle_reservation.cpp): the tree is checked as it is once the evicting ones are gone.
-  QuotaTree settled = *s_->tree;
-  for (const auto& e : s_->entries)
-    if (e.live && e.state == EntryState::kEvicting) settled.add_usage(e.cq, e.usage, -1);
-  if (!settled.check_invariants(why)) return false;
+  // Usage is reserved quota, evicting workloads included (they hold it until seen stopped).
+  if (!s_->tree->check_invariants(why)) return false;
   for (int c = 0; c < static_cast<int>(s_->cqs.size()); ++c) {
     for (int fr = 0; fr < s_->tree->fr_count(); ++fr) {
       int64_t sum = 0;

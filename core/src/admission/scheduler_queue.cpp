@@ -219,6 +219,14 @@ void Scheduler::State::admit(uint32_t id, Assignment& a, Time now, const char* r
   ++stats.admitted;
   ++stats.admissions;
 
+  Decision d = admit_decision(e, rule, borrows);
+  d.reason = "admitted to ClusterQueue " + d.cluster_queue + " on flavor " + d.flavor +
+             (d.borrowing ? ", borrowing from its cohort" : "");
+  set_status(e, reason::kAdmitted, d.reason, "");
+  out.push_back(std::move(d));
+}
+
+Decision Scheduler::State::admit_decision(const Entry& e, const char* rule, bool borrows) const {
   Decision d;
   d.kind = Decision::Kind::kAdmit;
   d.workload = e.info.key;
@@ -235,10 +243,7 @@ void Scheduler::State::admit(uint32_t id, Assignment& a, Time now, const char* r
     d.tolerations.insert(d.tolerations.end(), rf->tolerations.begin(), rf->tolerations.end());
   }
   if (e.placement) d.placement = *e.placement;
-  d.reason = "admitted to ClusterQueue " + d.cluster_queue + " on flavor " + d.flavor +
-             (d.borrowing ? ", borrowing from its cohort" : "");
-  set_status(e, reason::kAdmitted, d.reason, "");
-  out.push_back(std::move(d));
+  return d;
 }
 
 void Scheduler::State::release(uint32_t id, Time) {

@@ -202,7 +202,8 @@ std::string check(const Rest& x, const QuotaTree& tree) {
 }  // namespace
 
 void Scheduler::save_state(base::ArchiveWriter& w) const {
-  static_assert(sizeof(State) == 888, "Scheduler::State changed: update GPUAAS_SCHEDULER_REST");
+  // State::waking is not written: load_state rebuilds it from the entries.
+  static_assert(sizeof(State) == 936, "Scheduler::State changed: update GPUAAS_SCHEDULER_REST");
   const State& s = *s_;
   base::ArchiveWriter b;
   b(std::string(kMagic), local_queue_map(s.local_queues), s.resources);
@@ -307,6 +308,11 @@ void Scheduler::load_state(base::ArchiveReader& r) {
   s.wakeups = std::move(x.wakeups);
   s.unqueued = std::move(x.unqueued);
   s.status_changes = std::move(x.status_changes);
+  s.waking.clear();
+  for (uint32_t id = 0; id < s.entries.size(); ++id) {
+    const Entry& e = s.entries[id];
+    if (e.live && e.state == EntryState::kAdmitted && !e.parked && e.lent) s.waking.insert(id);
+  }
   s.seq = x.seq;
   s.stats = x.stats;
 }

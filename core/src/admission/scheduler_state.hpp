@@ -79,8 +79,10 @@ struct Entry {
   std::vector<uint32_t> victims;        // evicting on its behalf
   uint32_t preemptor = UINT32_MAX;      // kEvicting: who it makes room for
   // Idle reclaim (idle_reservation.cpp): admitted, scaled to zero, its quota still reserved.
+  // Lent: its usage and nodes are out of the tree and the index. Parked and lent: at zero, lent
+  // meanwhile. Lent, not parked: woken, waiting for what ran on its loan to stop.
   bool parked = false;
-  bool lent = false;  // parked and lent: its usage and nodes are out of the tree and the index
+  bool lent = false;
   Time parked_at{};
   bool live = false;
 };
@@ -147,6 +149,8 @@ struct Scheduler::State {
   std::set<int> dirty;                    // ClusterQueues to look at in the next pass
   std::multimap<Time, uint32_t> wakeups;  // entries to retry when a delay or protection ends
   std::vector<uint32_t> unqueued;         // workloads whose LocalQueue is missing
+  std::set<uint32_t> waking;  // woken from a lent reservation, not holding it yet (not saved:
+                              // the entries say it, load_state rebuilds it)
   std::set<std::string> status_changes;
   uint64_t seq = 0;
   SchedulerStats stats;
@@ -157,6 +161,8 @@ struct Scheduler::State {
   void enqueue(uint32_t id, Time now);
   void dequeue(uint32_t id);
   void admit(uint32_t id, Assignment& a, Time now, const char* rule, std::vector<Decision>& out);
+  // The admit decision for what the entry holds (flavors, placement, counts).
+  Decision admit_decision(const Entry& e, const char* rule, bool borrows) const;
   void release(uint32_t id, Time now);  // admitted or evicting: quota and nodes return
   void capacity_changed(int cq);        // quota under its root may have freed
   void capacity_changed_everywhere();
@@ -205,8 +211,12 @@ struct Scheduler::State {
 
   // idle_reservation.cpp
   // Lent reservations returning: what others were admitted onto, newest and least important
-  // first, is preempted until the owner fits again.
-  void take_back_loan(uint32_t id, Time now, std::vector<Decision>& out);
+  // first, is preempted until the owner fits again. True once the owner holds its reservation
+  // again; until then it waits in `waking` for the preempted ones to stop.
+  bool take_back_loan(uint32_t id, Time now, std::vector<Decision>& out);
+  // Each pass, before pending work: the waking owners that fit again take their reservation
+  // back (an admit decision, rule "reclaim/wake").
+  void finish_wakes(Time now, std::vector<Decision>& out);
 
   // estimate.cpp
   // When the workload could start if those ahead of it start first and the admitted ones end

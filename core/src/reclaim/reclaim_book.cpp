@@ -20,6 +20,8 @@ const char* to_string(ReclaimPhase p) {
       return "Released";
     case ReclaimPhase::kWaking:
       return "Waking";
+    case ReclaimPhase::kTakingBack:
+      return "TakingBack";
   }
   return "Active";
 }

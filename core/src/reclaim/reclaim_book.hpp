@@ -36,7 +36,11 @@ enum class ReclaimPhase {
   kAtZero,    // scaled to zero (or suspended) with its quota reserved
   kReleased,  // at zero, quota released: waking queues it again
   kWaking,    // queued again after a release; admission brings it back
+  // Woken with its quota lent and in use: what ran on the loan stops first, then admission
+  // gives the reservation back (rule reclaim/wake) and it scales back.
+  kTakingBack,
 };
+inline constexpr int kReclaimPhases = 5;
 const char* to_string(ReclaimPhase p);
 
 struct ReclaimState {

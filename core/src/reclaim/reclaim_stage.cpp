@@ -155,7 +155,7 @@ void ReclaimStage::object_changed(const ClusterModel& model, const std::string& 
   if (suspended(v)) {
     st->saw_suspended = true;
   } else if (st->saw_suspended && st->phase != ReclaimPhase::kActive &&
-             st->phase != ReclaimPhase::kWaking) {
+             st->phase != ReclaimPhase::kWaking && st->phase != ReclaimPhase::kTakingBack) {
     // Someone started it (a user in the notebook UI): it wakes as asked for.
     wake(model, key, obj, *st, "started by its user", admission, sink, out);
   }
@@ -209,7 +209,8 @@ void ReclaimStage::pass(const ClusterModel& model, AdmissionStage& admission, De
       gone.push_back(key);
       continue;
     }
-    if (st.phase == ReclaimPhase::kWaking) continue;  // admission has it
+    if (st.phase == ReclaimPhase::kWaking || st.phase == ReclaimPhase::kTakingBack)
+      continue;  // admission has it
     const bool at_zero = st.phase != ReclaimPhase::kActive;
     if (!full && !at_zero) continue;
     if (!pods) pods = pods_by_workload(model);
@@ -287,10 +288,13 @@ void ReclaimStage::look(const ClusterModel& model, const std::string& key, const
 
 void ReclaimStage::count_phases() {
   if (!workloads_) return;
-  int counts[4] = {0, 0, 0, 0};
-  for (const auto& [k, st] : book_.states()) ++counts[static_cast<int>(st.phase)];
+  int counts[kReclaimPhases] = {};
+  for (const auto& [k, st] : book_.states()) {
+    const int ph = static_cast<int>(st.phase);
+    if (ph >= 0 && ph < kReclaimPhases) ++counts[ph];
+  }
   for (auto ph : {ReclaimPhase::kActive, ReclaimPhase::kAtZero, ReclaimPhase::kReleased,
-                  ReclaimPhase::kWaking})
+                  ReclaimPhase::kWaking, ReclaimPhase::kTakingBack})
     workloads_->Add({{"phase", to_string(ph)}}).Set(counts[static_cast<int>(ph)]);
 }
 

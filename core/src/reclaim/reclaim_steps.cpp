@@ -83,9 +83,15 @@ void ReclaimStage::wake(const ClusterModel& model, const std::string& key, const
   if (actions_) actions_->Add({{"action", "Wake"}, {"rule", st.rule}}).Increment();
   spdlog::info("{} {}/{}: wakes ({})", obj.meta.kind, obj.meta.namespace_, obj.meta.name, why);
   if (st.phase == ReclaimPhase::kAtZero) {
-    // The reservation is still held: back at once; what ran on its lent quota makes room.
+    // The reservation is still held: back at once, unless what ran on its lent quota must
+    // stop first; then admission gives it back (rule reclaim/wake, admit_action).
     auto preempt = admission.engine().unpark(key, to_time(now));
     out.insert(out.end(), preempt.begin(), preempt.end());
+    if (admission.engine().waking(key)) {
+      st.phase = ReclaimPhase::kTakingBack;
+      st.reason = why;
+      return;
+    }
     v1::ActionRequest req;
     req.set_reason(why);
     wire::set_time(*req.mutable_time(), now);
@@ -109,7 +115,7 @@ void ReclaimStage::wake(const ClusterModel& model, const std::string& key, const
 
 WorkloadAction ReclaimStage::admit_action(const ClusterModel& model, const std::string& key) {
   ReclaimState* st = book_.find(key);
-  if (!st || st->phase != ReclaimPhase::kWaking) {
+  if (!st || (st->phase != ReclaimPhase::kWaking && st->phase != ReclaimPhase::kTakingBack)) {
     gated_.erase(key);
     return WorkloadAction::kAdmit;
   }

@@ -64,7 +64,9 @@ json reclaim_json(const ReclaimBook& book, const std::string& key) {
       j["quota"] = st->lent ? "Lent" : "Reserved";
       j["reserved_until"] = when(st->reserved_until);
     } else {
-      j["quota"] = st->phase == ReclaimPhase::kWaking ? "Queued" : "Released";
+      j["quota"] = st->phase == ReclaimPhase::kWaking       ? "Queued"
+                   : st->phase == ReclaimPhase::kTakingBack ? "Returning"
+                                                            : "Released";
     }
   }
   return j;

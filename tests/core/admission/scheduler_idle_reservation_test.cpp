@@ -1,6 +1,6 @@
 // Idle reclaim's ledger (idle_reservation.cpp): a workload parked at zero keeps its quota; lent,
-// its quota and nodes serve others until it wakes and takes them back by preemption; a released
-// reservation returns the quota.
+// its quota and nodes serve others until it wakes and takes them back by preemption, once the
+// preempted ones have stopped; a released reservation returns the quota.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -89,11 +89,48 @@ TEST(IdleReservationTest, LentQuotaServesOthersAndIsTakenBackOnWake) {
   const auto ds = s.unpark(kOwner, t0 + 3min);
   ASSERT_EQ(test::preempted(ds), keys_of({"loan"}, "team-b"));
   EXPECT_EQ(ds.front().rule, "reclaim/lend");
-  EXPECT_EQ(usage(s, "serving"), gpus(4));
-  expect_invariants(s);  // over quota only by what is evicting
+  EXPECT_EQ(ds.front().preemptor, kOwner);
+  // Usage is reserved quota: the loan holds it until seen stopped, so the owner waits (its pods
+  // do not open) and no queue or cohort is ever above its quota.
+  EXPECT_TRUE(s.waking(kOwner));
+  EXPECT_FALSE(s.parked(kOwner));
+  EXPECT_FALSE(s.running(kOwner));
+  EXPECT_EQ(usage(s, "serving"), 0);
+  const auto x = s.explain(kOwner, t0 + 3min);
+  EXPECT_EQ(x.state, "Waking");
+  EXPECT_EQ(x.reason, reason::kWaitingForPreemptedWorkloads);
+  EXPECT_NE(x.message.find("1 workload(s) that ran on its lent quota"), std::string::npos)
+      << x.message;
+  expect_invariants(s);
+  EXPECT_TRUE(s.schedule(t0 + 3min).empty());
+  // Another job queued meanwhile does not take the quota the loan gives back.
+  const Job thief{.name = "thief", .gpu = gpus(4), .ns = "team-b"};
+  test::submit(s, thief, t0 + 3min);
+  EXPECT_TRUE(test::admitted(s.schedule(t0 + 3min)).empty());
   test::stopped(s, loan, t0 + 4min);
-  s.schedule(t0 + 4min);
+  const auto back = s.schedule(t0 + 4min);
+  ASSERT_EQ(test::admitted(back), std::vector<std::string>{kOwner});
+  EXPECT_EQ(back.front().rule, "reclaim/wake");
+  EXPECT_TRUE(s.running(kOwner));
+  EXPECT_EQ(usage(s, "serving"), gpus(4));
+  EXPECT_EQ(s.explain(kOwner, t0 + 4min).state, "Admitted");
   EXPECT_EQ(s.explain(job_key("team-b", "loan"), t0 + 4min).state, "Pending");
+  EXPECT_EQ(s.explain(job_key("team-b", "thief"), t0 + 4min).state, "Pending");
+  expect_invariants(s);
+}
+
+// Deleted while it waits for its loan: the preempted ones still stop, nothing is admitted for
+// it, and its quota is free for others.
+TEST(IdleReservationTest, AWakingOwnerDeletedWhileItWaitsTakesNothing) {
+  Scheduler s(test::load_policy(cohort_policy()));
+  admit_and_park(s, true);
+  const Job loan{.name = "loan", .gpu = gpus(8), .ns = "team-b"};
+  test::submit(s, loan, t0 + 2min);
+  ASSERT_EQ(test::admitted(s.schedule(t0 + 2min)), keys_of({"loan"}, "team-b"));
+  ASSERT_EQ(test::preempted(s.unpark(kOwner, t0 + 3min)), keys_of({"loan"}, "team-b"));
+  s.remove_workload(kOwner, t0 + 4min);
+  test::stopped(s, loan, t0 + 5min);
+  EXPECT_EQ(test::admitted(s.schedule(t0 + 5min)), keys_of({"loan"}, "team-b"));
   expect_invariants(s);
 }
 

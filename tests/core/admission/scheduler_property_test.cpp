@@ -1,8 +1,12 @@
 // Randomized sequences (fixed seeds, bounded) of submissions, ends, deletions, node changes,
-// policy reloads and victims seen stopped, over cohorts with borrowing and lending limits and
-// preemption. After every pass: the engine's invariants hold, decisions agree with what the test
-// tracked (nothing admitted twice, only admitted work preempted), no workload is preempted by
-// one it preempted, and the same sequence gives the same decisions on a fresh Scheduler.
+// policy reloads, victims seen stopped, and idle reclaim's park (with or without lending its
+// quota) and wake, over cohorts with borrowing and lending limits and preemption. After every
+// event and pass: reserved usage (evicting workloads included, as Kueue counts it) is within
+// what each ClusterQueue's and cohort's quotas and borrowing limits allow, the engine's
+// invariants hold, decisions agree with what the test tracked (nothing admitted twice, only
+// admitted work preempted, a woken owner admitted back only once its reservation fits again),
+// no workload is preempted by one it preempted, and the same sequence gives the same decisions
+// on a fresh Scheduler.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -45,7 +49,9 @@ class Driver : private test::RandomScenario {
     for (step_ = 0; step_ < kSteps && !::testing::Test::HasFatalFailure(); ++step_) {
       now_ += std::chrono::seconds(pick(0, 120));
       const std::string op = act();
+      check_quota(op + " (before the pass)");
       pass(op);
+      check_quota(op);
       if (step_ % 100 == 0) check_states();
     }
     return log_;
@@ -66,6 +72,17 @@ class Driver : private test::RandomScenario {
     jobs_.erase(key);
     admitted_.erase(key);
     evicting_.erase(key);
+    parked_.erase(key);
+    lent_.erase(key);
+    waking_.erase(key);
+  }
+
+  // Admitted, neither parked nor waking: what runs.
+  std::vector<std::string> running() const {
+    std::vector<std::string> out;
+    for (const auto& k : admitted_)
+      if (!parked_.count(k) && !waking_.count(k)) out.push_back(k);
+    return out;
   }
 
   std::string act() {
@@ -112,10 +129,34 @@ class Driver : private test::RandomScenario {
       s_->set_policy(variants_[static_cast<std::size_t>(v)], now_);
       return "reload " + std::to_string(v);
     }
-    if (r < 88 && !admitted_.empty()) {
-      const auto key = any_of(admitted_);
+    const auto run = running();
+    if (r < 88 && !run.empty()) {
+      const auto key = any_of(run);
       test::observe(*s_, jobs_.at(key), ObservedState::kRunning, now_);
       return "running " + key;
+    }
+    if (r < 93 && !run.empty()) {
+      const auto key = any_of(run);
+      const bool lend = pick(0, 2) > 0;
+      if (!s_->park(key, lend, now_))
+        ADD_FAILURE() << where() << "admitted " << key << " not parked";
+      parked_.insert(key);
+      if (lend) lent_.insert(key);
+      return std::string(lend ? "park and lend " : "park ") + key;
+    }
+    if (r < 98 && !parked_.empty()) {
+      const auto key = any_of(parked_);
+      const std::string op = "wake " + key;
+      parked_.erase(key);
+      const auto ds = s_->unpark(key, now_);
+      if (s_->waking(key)) {
+        if (!lent_.count(key)) ADD_FAILURE() << where() << op << " waits, with nothing lent";
+        waking_.insert(key);
+      } else {
+        lent_.erase(key);
+      }
+      take(ds, op);
+      return op;
     }
     return "time passes";
   }
@@ -129,12 +170,22 @@ class Driver : private test::RandomScenario {
     return "finish " + key;
   }
 
-  void pass(const std::string& op) {
-    const auto ds = s_->schedule(now_);
+  void pass(const std::string& op) { take(s_->schedule(now_), op); }
+
+  void take(const std::vector<Decision>& ds, const std::string& op) {
     for (const auto& d : ds) {
       log_.push_back(std::to_string(step_) + " " + test::text(d));
       ASSERT_TRUE(jobs_.count(d.workload))
           << where() << op << ": decision about unknown " << d.workload;
+      if (d.kind == Decision::Kind::kAdmit && d.rule == "reclaim/wake") {
+        // Back once its reservation fits again (check_quota: no queue or cohort above quota).
+        ASSERT_TRUE(waking_.count(d.workload))
+            << where() << op << ": " << d.workload << " admitted back without waking";
+        waking_.erase(d.workload);
+        lent_.erase(d.workload);
+        ++wakes_back_;
+        continue;
+      }
       if (d.kind == Decision::Kind::kAdmit) {
         ASSERT_FALSE(admitted_.count(d.workload) || evicting_.count(d.workload))
             << where() << op << ": " << d.workload << " admitted twice";
@@ -143,15 +194,52 @@ class Driver : private test::RandomScenario {
       }
       ASSERT_TRUE(admitted_.count(d.workload))
           << where() << op << ": preempted " << d.workload << ", which is not admitted";
-      ASSERT_FALSE(admitted_.count(d.preemptor))
-          << where() << op << ": preemptor " << d.preemptor << " is already admitted";
+      ASSERT_FALSE(lent_.count(d.workload) || waking_.count(d.workload))
+          << where() << op << ": preempted " << d.workload << ", whose quota is lent";
+      if (d.rule == "reclaim/lend") {
+        ASSERT_TRUE(waking_.count(d.preemptor))
+            << where() << op << ": " << d.preemptor << " takes a loan back without waking";
+        ++loans_taken_back_;
+      } else {
+        ASSERT_FALSE(admitted_.count(d.preemptor))
+            << where() << op << ": preemptor " << d.preemptor << " is already admitted";
+      }
       ASSERT_FALSE(pairs_.count({d.workload, d.preemptor}))
           << where() << op << ": " << d.preemptor << " preempted " << d.workload
           << ", which had preempted it";
       pairs_.insert({d.preemptor, d.workload});
       admitted_.erase(d.workload);
+      parked_.erase(d.workload);
       evicting_.insert(d.workload);
     }
+  }
+
+  // Reserved usage within quota, read from the queues' own figures: per ClusterQueue its
+  // nominal quota plus borrowingLimit; per root cohort what its ClusterQueues and cohorts have
+  // (the shared policy's root cohort adds 2 GPUs of flavor a). Then the engine's own checks.
+  void check_quota(const std::string& op) {
+    std::map<std::pair<std::string, std::string>, int64_t> used, quota;  // (flavor, resource)
+    for (const auto& q : s_->cluster_queue_usage()) {
+      for (const auto& r : q.resources) {
+        ASSERT_GE(r.usage_milli, 0) << where() << op << ": " << q.name;
+        if (r.borrowing_limit_milli) {
+          ASSERT_LE(r.usage_milli, r.nominal_milli + *r.borrowing_limit_milli)
+              << where() << op << ": " << q.name << " " << r.flavor << "/" << r.resource
+              << " above nominal + borrowingLimit";
+        }
+        if (q.cohort.empty()) {
+          ASSERT_LE(r.usage_milli, r.nominal_milli)
+              << where() << op << ": " << q.name << " " << r.flavor << "/" << r.resource;
+          continue;
+        }
+        used[{r.flavor, r.resource}] += r.usage_milli;
+        quota[{r.flavor, r.resource}] += r.nominal_milli;
+      }
+    }
+    quota[{"a", "nvidia.com/gpu"}] += gpus(2);
+    for (const auto& [fr, u] : used)
+      ASSERT_LE(u, quota[fr]) << where() << op << ": the root cohort uses " << u << " of "
+                              << fr.first << "/" << fr.second << ", above its " << quota[fr];
     std::string why;
     ASSERT_TRUE(s_->check_invariants(&why)) << where() << op << ": " << why;
   }
@@ -161,7 +249,9 @@ class Driver : private test::RandomScenario {
     for (const auto& [key, job] : jobs_) {
       const auto x = s_->explain(key, now_);
       ASSERT_TRUE(x.known) << where() << key;
-      const char* want = admitted_.count(key)   ? "Admitted"
+      const char* want = parked_.count(key)     ? "ScaledToZero"
+                         : waking_.count(key)   ? "Waking"
+                         : admitted_.count(key) ? "Admitted"
                          : evicting_.count(key) ? "Evicting"
                                                 : "Pending";
       ASSERT_EQ(x.state, want) << where() << key << " (" << x.reason << ": " << x.message << ")";
@@ -175,15 +265,20 @@ class Driver : private test::RandomScenario {
   int step_ = 0;
   std::map<std::string, Job> jobs_;
   std::set<std::string> admitted_, evicting_;
-  std::set<std::pair<std::string, std::string>> pairs_;           // (preemptor, victim)
+  std::set<std::string> parked_, lent_, waking_;         // of admitted_ (lent_: parked or waking)
+  std::set<std::pair<std::string, std::string>> pairs_;  // (preemptor, victim)
   std::map<std::string, std::pair<std::string, int64_t>> nodes_;  // name -> (flavor, GPUs)
   std::vector<std::string> log_;
+
+ public:
+  int loans_taken_back_ = 0, wakes_back_ = 0;
 };
 
 class SchedulerPropertyTest : public ::testing::TestWithParam<uint64_t> {};
 
 TEST_P(SchedulerPropertyTest, InvariantsHoldNoPreemptionLoopAndDecisionsAreDeterministic) {
-  const auto first = Driver(GetParam()).run();
+  Driver driver(GetParam());
+  const auto first = driver.run();
   if (HasFatalFailure()) return;
   const auto second = Driver(GetParam()).run();
   ASSERT_EQ(first.size(), second.size());
@@ -195,6 +290,8 @@ TEST_P(SchedulerPropertyTest, InvariantsHoldNoPreemptionLoopAndDecisionsAreDeter
     (line.find(" preempt ") != std::string::npos ? preempts : admits)++;
   EXPECT_GT(admits, 200);
   EXPECT_GT(preempts, 5);
+  EXPECT_GT(driver.loans_taken_back_, 0);  // woken owners preempted what ran on their loan
+  EXPECT_GT(driver.wakes_back_, 0);        // and were admitted back once it stopped
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1u, 7u, 2024u));

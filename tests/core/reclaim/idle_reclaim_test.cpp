@@ -124,12 +124,22 @@ TEST(IdleReclaimTest, WakingWhileLentTakesTheQuotaBack) {
   ASSERT_TRUE(h.admitted("team-b", "borrower")) << h.explain("team-b/borrower").dump();
   h.apply_last_patch("team-b", "borrower");  // it runs
   h.ray_tasks_waiting("team-a", "rc");
+  const auto lend = h.with_rule("reclaim/lend");
+  ASSERT_EQ(lend.size(), 1u) << h.explain("team-a/rc").dump();
+  EXPECT_EQ(lend[0]["target"]["name"], "borrower");
+  // Usage is reserved quota: the borrower holds it until it is seen stopped, and only then does
+  // team-a's cluster scale back (the choice Kueue makes for a preemptor).
+  EXPECT_TRUE(h.with_rule("reclaim/wake").empty());
+  auto x = h.explain("team-a/rc");
+  EXPECT_EQ(x["state"], "Waking") << x.dump();
+  EXPECT_EQ(x["reclaim"]["quota"], "Returning") << x.dump();
+  EXPECT_NE(x["reclaim"]["reason"].get<std::string>().find("tasks waiting"), std::string::npos)
+      << x.dump();
+  EXPECT_EQ(h.gpu_usage("serving"), "0");
+  h.apply_last_patch("team-b", "borrower");  // the borrower is suspended
   const auto wake = h.with_rule("reclaim/wake");
   ASSERT_EQ(wake.size(), 1u) << h.explain("team-a/rc").dump();
   EXPECT_EQ(wake[0]["body"]["spec"]["workerGroupSpecs"][0]["replicas"], 1);
-  const auto lend = h.with_rule("reclaim/lend");
-  ASSERT_EQ(lend.size(), 1u);
-  EXPECT_EQ(lend[0]["target"]["name"], "borrower");
   EXPECT_EQ(h.explain("team-a/rc")["state"], "Admitted");
   EXPECT_EQ(h.gpu_usage("serving"), "2");
 }

@@ -43,8 +43,8 @@ std::string idle_policy(const std::string& spec) {
          spec;
 }
 
-// To zero with its quota lent, a borrower preempted by the wake, idle again, the reservation
-// ends, woken through admission.
+// To zero with its quota lent, a borrower preempted by the wake (which waits for it to stop),
+// idle again, the reservation ends, woken through admission.
 void lend_wake_release(Harness& h, Trace& t) {
   const std::vector<std::string> w = {"team-a/rc", "team-b/borrower"};
   h.running_ray_cluster("team-a", "rc", 2);
@@ -55,6 +55,8 @@ void lend_wake_release(Harness& h, Trace& t) {
   h.submit_ray_cluster("team-b", "borrower", 7);
   h.apply_last_patch("team-b", "borrower");
   h.ray_tasks_waiting("team-a", "rc");
+  checkpoint(h, t, w);                       // waking: the borrower must stop first
+  h.apply_last_patch("team-b", "borrower");  // it is suspended; rc is admitted back
   h.apply_last_patch("team-a", "rc");
   checkpoint(h, t, w);
   h.run_until(h.now + 12min, 0.0);

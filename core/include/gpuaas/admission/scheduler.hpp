@@ -188,10 +188,15 @@ class Scheduler {
   // cohort while it is parked is preempted, if need be, when it wakes. False: not admitted.
   bool park(const std::string& key, bool lend, Time now);
   // Wakes a parked workload with its reservation; returns the preemptions that take lent quota
-  // back (rule "reclaim/lend"), to be carried out like any other.
+  // back (rule "reclaim/lend"), to be carried out like any other. Usage is reserved quota, as
+  // in Kueue: a lent reservation in use stays out of the tree while the preempted workloads
+  // stop (waking() says so), and a later pass admits the owner (rule "reclaim/wake") once it
+  // fits; its pods open only then. Without a loan in use it holds its reservation at once.
   std::vector<Decision> unpark(const std::string& key, Time now);
   bool parked(const std::string& key) const;
-  // Admitted (by a pass or adopted running) and neither parked nor being evicted.
+  // Woken, and waiting for what ran on its lent quota to stop.
+  bool waking(const std::string& key) const;
+  // Admitted (by a pass or adopted running), neither parked, waking nor being evicted.
   bool running(const std::string& key) const;
   // Preempted or requeued, and its object not seen stopped yet: it still holds its quota.
   bool evicting(const std::string& key) const;

@@ -48,6 +48,7 @@ void AdmissionStage::count(const admission::Decision& d, wire::EventTime now) {
     decisions_->Add({{"kind", admit ? "admit" : "preempt"}, {"rule", d.rule}}).Increment();
   if (admit) {
     admitted_.insert(d.workload);
+    if (d.rule == "reclaim/wake") return;  // admitted long ago; its wait was counted then
     auto it = first_seen_.find(d.workload);
     const double waited =
         it == first_seen_.end()
