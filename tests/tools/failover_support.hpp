@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/subjects.hpp"
 #include "gpuaas/core/daemon.hpp"
+#include "gpuaas/v1/action.pb.h"
 #include "gpuaas/wire/event_codec.hpp"
 
 namespace gpuaas::testing {
@@ -173,6 +175,28 @@ inline void expect_each_event_applied_once(InProcessDaemon& d, const core::Daemo
       d.bus().consumer_position({.stream = cfg.events_stream.name, .durable = cfg.intake.durable});
   ASSERT_TRUE(p.is_ok()) << p.status().message();
   EXPECT_EQ(p->stream_last, uint64_t(n)) << "a retried publish was stored twice";
+}
+
+// Every action in `stream` (of `target` when given, by name): decision id -> epoch; a decision
+// id seen again is counted in `repeats`.
+inline std::map<std::string, uint64_t> stored_actions(bus::Bus& b, const std::string& stream,
+                                                      const std::string& target, int* repeats) {
+  std::map<std::string, uint64_t> out;
+  auto reader = b.open_reader(stream, 1);
+  EXPECT_TRUE(reader.is_ok()) << reader.status().message();
+  if (!reader.is_ok()) return out;
+  for (;;) {
+    auto batch = (*reader)->fetch(1000, std::chrono::milliseconds(500));
+    if (!batch.is_ok() || (*batch)->size() == 0) break;
+    for (std::size_t i = 0; i < (*batch)->size(); ++i) {
+      v1::Action a;
+      std::string_view d = (*batch)->data(i);
+      EXPECT_TRUE(a.ParseFromArray(d.data(), static_cast<int>(d.size())));
+      if (!target.empty() && a.target().name() != target) continue;
+      if (!out.emplace(a.decision_id(), a.epoch()).second) ++*repeats;
+    }
+  }
+  return out;
 }
 
 }  // namespace gpuaas::testing

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon_e2e.hpp"
+#include "failover_support.hpp"
 #include "gpuaas/bus/key_value.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/daemon_config.hpp"
@@ -97,22 +98,7 @@ class HaFailover : public NatsServerTest {
   }
   // Every action stored so far: decision id -> epoch; repeats counted.
   std::map<std::string, uint64_t> actions(const std::string& target, int* repeats) {
-    std::map<std::string, uint64_t> out;
-    auto reader = bus_->open_reader("HAFAIL_ACTIONS", 1);
-    EXPECT_TRUE(reader.is_ok());
-    if (!reader.is_ok()) return out;
-    for (;;) {
-      auto batch = (*reader)->fetch(1000, std::chrono::milliseconds(500));
-      if (!batch.is_ok() || (*batch)->size() == 0) break;
-      for (std::size_t i = 0; i < (*batch)->size(); ++i) {
-        v1::Action a;
-        std::string_view d = (*batch)->data(i);
-        EXPECT_TRUE(a.ParseFromArray(d.data(), static_cast<int>(d.size())));
-        if (!target.empty() && a.target().name() != target) continue;
-        if (!out.emplace(a.decision_id(), a.epoch()).second) ++*repeats;
-      }
-    }
-    return out;
+    return stored_actions(*bus_, "HAFAIL_ACTIONS", target, repeats);
   }
   bool admitted(const std::string& name) {
     int repeats = 0;

@@ -15,8 +15,8 @@
 
 #include "bench_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon_config.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "soak_probes.hpp"
 
@@ -51,38 +51,6 @@ std::string find_node_file(const std::string& given) {
     if (std::filesystem::exists(c)) return c;
   }
   return "../shared/manifests/gpu-node/virtual-gpu-node.yaml";
-}
-
-// Two teams in one cohort over H100 and A100 nodes, each with half of every flavor as nominal
-// quota, so team a (which submits more) borrows what team b leaves. No preemption: nothing here
-// plays the Job controller that would stop a preempted Job.
-std::string policy_yaml(const SoakMix& m) {
-  std::ostringstream y;
-  const char* flavors[][2] = {{"h100", "NVIDIA-H100-80GB-HBM3"}, {"a100", "NVIDIA-A100-SXM4-80GB"}};
-  for (const auto& f : flavors) {
-    y << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: " << f[0]
-      << "}\nspec: {nodeLabels: {nvidia.com/gpu.product: " << f[1] << "}}\n---\n";
-  }
-  for (const char* team : {"team-a", "team-b"}) {
-    y << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: " << team
-      << "}\nspec:\n  cohort: research\n  namespaceSelector: {}\n"
-      << "  preemption: {withinClusterQueue: Never, reclaimWithinCohort: Never}\n"
-      << "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
-    for (int f = 0; f < 2; ++f) {
-      const int nodes = (m.nodes + (f == 0 ? 1 : 0)) / 2;  // node i has product i % 2
-      const int gpus = std::max(1, nodes * m.gpus_per_node / 2);
-      y << "    - name: " << flavors[f][0] << "\n      resources:\n"
-        << "      - {name: cpu, nominalQuota: " << gpus * 8 << "}\n"
-        << "      - {name: memory, nominalQuota: " << gpus * 64 << "Gi}\n"
-        << "      - {name: nvidia.com/gpu, nominalQuota: " << gpus << "}\n";
-    }
-    y << "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: main, "
-      << "namespace: " << team << "}\nspec: {clusterQueue: " << team << "}\n---\n";
-  }
-  y << "apiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\nmetadata: {name: default}\n"
-    << "spec:\n  expectedDuration: {default: "
-    << std::chrono::duration_cast<seconds>(m.run_time).count() << "s}\n";
-  return y.str();
 }
 
 struct Point {
@@ -205,7 +173,7 @@ int run_soak_bench(const SoakOptions& o) {
   }
   std::string dir = (std::filesystem::temp_directory_path() / "gpuaas-soak-XXXXXX").string();
   if (::mkdtemp(dir.data()) == nullptr) return 3;
-  std::ofstream(dir + "/policy.yaml") << policy_yaml(o.mix);
+  std::ofstream(dir + "/policy.yaml") << soak_policy_yaml(o.mix);
   auto policy = core::policy_set_object({dir + "/policy.yaml"});
   if (!policy) {
     std::cerr << "gpuaas-bench soak: policy: " << policy.status().message() << "\n";

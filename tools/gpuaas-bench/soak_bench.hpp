@@ -11,10 +11,6 @@
 
 namespace gpuaas::bench {
 
-// Ten times the base rate derived in docs/benchmarks.md (Soak): the Alibaba 2023 GPU
-// cluster's events (dcgm-exporter scrapes of its 1,213 nodes, ticks, Jobs) at 41.4 per second.
-inline constexpr double kSoakDefaultRate = 414;
-
 struct SoakOptions {
   std::optional<std::string> server;  // none: start a nats-server on 127.0.0.1
   double rate = kSoakDefaultRate;     // events per second, all kinds together

@@ -2,10 +2,45 @@
 
 #include "gpuaas/core/object_decoder.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <string_view>
 
 namespace gpuaas::bench {
+
+// Two teams in one cohort over H100 and A100 nodes, each with half of every flavor as nominal
+// quota, so team a (which submits more) borrows what team b leaves. No preemption: nothing here
+// plays the Job controller that would stop a preempted Job.
+std::string soak_policy_yaml(const SoakMix& m) {
+  std::ostringstream y;
+  const char* flavors[][2] = {{"h100", "NVIDIA-H100-80GB-HBM3"}, {"a100", "NVIDIA-A100-SXM4-80GB"}};
+  for (const auto& f : flavors) {
+    y << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: " << f[0]
+      << "}\nspec: {nodeLabels: {nvidia.com/gpu.product: " << f[1] << "}}\n---\n";
+  }
+  for (const char* team : {"team-a", "team-b"}) {
+    y << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: " << team
+      << "}\nspec:\n  cohort: research\n  namespaceSelector: {}\n"
+      << "  preemption: {withinClusterQueue: Never, reclaimWithinCohort: Never}\n"
+      << "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
+    for (int f = 0; f < 2; ++f) {
+      const int nodes = (m.nodes + (f == 0 ? 1 : 0)) / 2;  // node i has product i % 2
+      const int gpus = std::max(1, nodes * m.gpus_per_node / 2);
+      y << "    - name: " << flavors[f][0] << "\n      resources:\n"
+        << "      - {name: cpu, nominalQuota: " << gpus * 8 << "}\n"
+        << "      - {name: memory, nominalQuota: " << gpus * 64 << "Gi}\n"
+        << "      - {name: nvidia.com/gpu, nominalQuota: " << gpus << "}\n";
+    }
+    y << "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: main, "
+      << "namespace: " << team << "}\nspec: {clusterQueue: " << team << "}\n---\n";
+  }
+  y << "apiVersion: gpuaas.io/v1alpha1\nkind: AdmissionPolicy\nmetadata: {name: default}\n"
+    << "spec:\n  expectedDuration: {default: "
+    << std::chrono::duration_cast<std::chrono::seconds>(m.run_time).count() << "s}\n";
+  return y.str();
+}
+
 namespace {
 
 using nlohmann::json;

@@ -19,6 +19,10 @@
 
 namespace gpuaas::bench {
 
+// Ten times the base rate derived in docs/benchmarks.md (Soak): the Alibaba 2023 GPU
+// cluster's events (dcgm-exporter scrapes of its 1,213 nodes, ticks, Jobs) at 41.4 per second.
+inline constexpr double kSoakDefaultRate = 414;
+
 struct SoakMix {
   int nodes = 1213;  // the Alibaba 2023 GPU cluster's node count
   int gpus_per_node = 8;
@@ -28,6 +32,9 @@ struct SoakMix {
   std::chrono::milliseconds tick_interval{1000};   // gpuaasd's default clock
   uint64_t seed = 1;
 };
+
+// The soak's policy: two teams in one cohort over the mix's H100 and A100 nodes.
+std::string soak_policy_yaml(const SoakMix& m);
 
 struct SoakCounts {
   uint64_t events = 0, ticks = 0, samples = 0, job_events = 0;
