@@ -69,6 +69,24 @@ constexpr unsigned char kOperatorPrefix = 14 << 3;  // 'O'
 constexpr unsigned char kAccountPrefix = 0;         // 'A'
 constexpr unsigned char kUserPrefix = 20 << 3;      // 'U'
 
+// Base32 (5 bits a character) or base64url (6) without padding, as nkeys and JWTs are written.
+inline std::string unpadded(const std::string& raw, const char* alphabet, int width) {
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  const uint32_t mask = (1u << width) - 1;
+  for (unsigned char c : raw) {
+    buffer = (buffer << 8) | c;
+    bits += 8;
+    while (bits >= width) {
+      out += alphabet[(buffer >> (bits - width)) & mask];
+      bits -= width;
+    }
+  }
+  if (bits > 0) out += alphabet[(buffer << (width - bits)) & mask];
+  return out;
+}
+
 // NATS's nkey text: the bytes, a CRC-16/XMODEM of them (little end first), base32 unpadded.
 inline std::string nkey_encode(std::string raw) {
   uint16_t crc = 0;
@@ -79,20 +97,7 @@ inline std::string nkey_encode(std::string raw) {
   }
   raw += static_cast<char>(crc & 0xff);
   raw += static_cast<char>(crc >> 8);
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char c : raw) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 5) {
-      out += kAlphabet[(buffer >> (bits - 5)) & 31];
-      bits -= 5;
-    }
-  }
-  if (bits > 0) out += kAlphabet[(buffer << (5 - bits)) & 31];
-  return out;
+  return unpadded(raw, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 5);
 }
 
 struct NkeyPair {

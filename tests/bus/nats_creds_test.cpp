@@ -24,20 +24,7 @@ using test::read_bytes;
 using test::write;
 
 std::string base64url(const std::string& raw) {  // unpadded, as JWTs are
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (unsigned char c : raw) {
-    buffer = (buffer << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      out += kAlphabet[(buffer >> (bits - 6)) & 63];
-      bits -= 6;
-    }
-  }
-  if (bits > 0) out += kAlphabet[(buffer << (6 - bits)) & 63];
-  return out;
+  return test::unpadded(raw, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 6);
 }
 
 int64_t now() { return static_cast<int64_t>(std::time(nullptr)); }
