@@ -47,10 +47,12 @@ class NatsBatch final : public Batch {
     return std::string_view(v);
   }
   uint64_t stream_sequence(std::size_t i) const override { return seq_[i]; }
-  Status ack() override {
-    if (!ackable_ || msgs_.empty()) return Status::ok();
-    // The consumer's ack policy is AckAll: acking the last acknowledges the whole batch.
-    return from_nats(natsMsg_Ack(msgs_.back(), nullptr), "acknowledging a batch");
+  Status ack() override { return ack_first(msgs_.size()); }
+  Status ack_first(std::size_t n) override {
+    n = std::min(n, msgs_.size());
+    if (!ackable_ || n == 0) return Status::ok();
+    // The consumer's ack policy is AckAll: acking the n-th acknowledges it and all before it.
+    return from_nats(natsMsg_Ack(msgs_[n - 1], nullptr), "acknowledging a batch");
   }
 
  private:

@@ -134,6 +134,7 @@ void Scheduler::remove_workload(const std::string& key, Time now) {
     if (v < s.entries.size() && s.entries[v].preemptor == id) s.entries[v].preemptor = UINT32_MAX;
   s.status_changes.insert(key);
   s.by_key.erase(key);
+  s.waking.erase(id);
   e = Entry{};
   s.free_entries.push_back(id);
 }

@@ -19,6 +19,14 @@ DaemonCounters::DaemonCounters(telemetry::Registry* registry) {
            .Help("Events delivered again after they were applied; skipped, never re-applied.")
            .Register(*registry)
            .Add({});
+  gaps_deferred =
+      &telemetry::BuildCounter()
+           .Name("gpuaas_intake_gaps_deferred_total")
+           .Help(
+               "Events that arrived after earlier ones the stream could not yet give (a server "
+               "failover): left unacknowledged for redelivery, never applied out of order.")
+           .Register(*registry)
+           .Add({});
   last_sequence = &telemetry::BuildGauge()
                        .Name("gpuaas_intake_last_applied_sequence")
                        .Help("Stream sequence of the last event applied.")

@@ -30,6 +30,7 @@ struct DaemonCounters {
 
   IntakeStats stats;
   telemetry::Counter* redeliveries = nullptr;
+  telemetry::Counter* gaps_deferred = nullptr;
   telemetry::Gauge* last_sequence = nullptr;
   telemetry::Histogram* action_latency = nullptr;
   // Of the last event applied: a snapshot records it, so a stream deleted and created again

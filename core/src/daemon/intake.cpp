@@ -20,7 +20,7 @@ Status Intake::open_consumer() {
 
 std::size_t Intake::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor,
                                 bool replay) {
-  std::size_t applied = 0;
+  std::size_t taken = 0;
   const auto received = std::chrono::steady_clock::now();
   std::vector<PendingOutput> decisions;  // actions and status, in order
   {
@@ -37,27 +37,29 @@ std::size_t Intake::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
         for (auto& o : ctx_.pipeline->take_output())
           decisions.push_back(pending_decision(std::move(o), seq));
       }
-      ++applied;
       ++st.events_applied;
       if (replay) ++st.events_replayed;
       if (seq != 0) st.last_applied_sequence = seq;
       c.last_data_hash = std::hash<std::string_view>{}(data);
     };
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      uint64_t seq = batch.stream_sequence(i);
+    for (; taken < batch.size(); ++taken) {
+      uint64_t seq = batch.stream_sequence(taken);
       if (seq > limit) break;
       if (seq != 0 && seq <= st.last_applied_sequence) {
         ++st.redeliveries_skipped;
         if (c.redeliveries != nullptr) c.redeliveries->Increment();
         continue;
       }
-      if (seq != 0 && st.last_applied_sequence != 0 && seq > st.last_applied_sequence + 1) {
-        // Messages came ahead of some that precede them (a fetch lost in a server failover is
-        // delivered again only after ackWait): read the missing ones from the stream first, so
-        // the model keeps stream order and none is later skipped as a redelivery.
-        fill_gap(seq, apply_one);
+      // Messages came ahead of some that precede them (a fetch lost in a server failover is
+      // delivered again only after ackWait): read the missing ones from the stream first, so
+      // the model keeps stream order and none is later skipped as a redelivery. When they
+      // cannot be read now, stop here: acknowledging this message would acknowledge them too
+      // (AckAll), and they would never come again.
+      if (seq != 0 && st.last_applied_sequence != 0 && seq > st.last_applied_sequence + 1 &&
+          !fill_gap(seq, apply_one)) {
+        break;
       }
-      apply_one(batch.subject(i), batch.data(i), seq);
+      apply_one(batch.subject(taken), batch.data(taken), seq);
     }
     ++st.batches;
     if (c.last_sequence != nullptr)
@@ -68,10 +70,10 @@ std::size_t Intake::apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quie
   if (leadership_.holding()) {
     leadership_.hold(deadletters);
     leadership_.hold(decisions);
-    return applied;
+    return taken;
   }
   publish(deadletters, decisions, quiet_floor, received);
-  return applied;
+  return taken;
 }
 
 void Intake::publish(const std::vector<PendingOutput>& deadletters,
@@ -104,31 +106,41 @@ void Intake::publish(const std::vector<PendingOutput>& deadletters,
 }
 
 // Applies the stream's messages after the last applied one and before `next` (none when they
-// were removed by the stream's limits). Called with the model locked.
-void Intake::fill_gap(uint64_t next, const ApplyOne& apply) {
+// were removed by the stream's limits: the reader then starts at `next` or later). False when
+// the stream could not be read to `next` (its leader is being elected, say). Called with the
+// model locked.
+bool Intake::fill_gap(uint64_t next, const ApplyOne& apply) {
   IntakeStats& st = ctx_.counters.stats;
   uint64_t from = st.last_applied_sequence + 1;
   auto reader = ctx_.bus.open_reader(ctx_.config.events_stream.name, from);
-  if (!reader) {
-    spdlog::error("events {} to {} arrived out of order and cannot be read: {}", from, next - 1,
-                  reader.status().message());
-    return;
-  }
-  while (st.last_applied_sequence + 1 < next) {
+  std::string why = reader ? "" : reader.status().message();
+  bool past = false;
+  while (reader && !past && st.last_applied_sequence + 1 < next) {
     auto batch = (*reader)->fetch(std::min<std::size_t>(next - 1 - st.last_applied_sequence, 512),
                                   std::chrono::seconds(2));
-    if (!batch || (*batch)->size() == 0) break;
-    bool past = false;
+    if (!batch || (*batch)->size() == 0) {
+      why = batch ? "nothing read within 2 s" : batch.status().message();
+      break;
+    }
     for (std::size_t i = 0; i < (*batch)->size() && !past; ++i) {
       uint64_t seq = (*batch)->stream_sequence(i);
       past = seq >= next;
       if (!past && seq > st.last_applied_sequence)
         apply((*batch)->subject(i), (*batch)->data(i), seq);
     }
-    if (past) break;
   }
-  spdlog::warn("events {} to {} arrived after later ones: read from the stream in order", from,
-               next - 1);
+  if (past || st.last_applied_sequence + 1 >= next) {
+    spdlog::warn("events {} to {} arrived after later ones: read from the stream in order", from,
+                 next - 1);
+    return true;
+  }
+  ++st.gaps_deferred;
+  if (ctx_.counters.gaps_deferred != nullptr) ctx_.counters.gaps_deferred->Increment();
+  spdlog::warn(
+      "events {} to {} arrived after later ones and cannot be read yet ({}): event {} and those "
+      "after it wait for redelivery",
+      st.last_applied_sequence + 1, next - 1, why, next);
+  return false;
 }
 
 Result<std::size_t> Intake::step(std::chrono::milliseconds wait) {
@@ -137,8 +149,8 @@ Result<std::size_t> Intake::step(std::chrono::milliseconds wait) {
   if (!batch) return batch.status();
   if ((*batch)->size() == 0) return std::size_t{0};
   std::size_t n = (*batch)->size();
-  apply_batch(**batch, UINT64_MAX, 0, false);
-  if (auto s = (*batch)->ack(); !s) spdlog::warn("{}", s.message());
+  const std::size_t taken = apply_batch(**batch, UINT64_MAX, 0, false);
+  if (auto s = (*batch)->ack_first(taken); !s) spdlog::warn("{}", s.message());
   if (leadership_.leading()) recovery_.maybe_snapshot();
   return n;
 }

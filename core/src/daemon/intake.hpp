@@ -35,12 +35,13 @@ class Intake {
   Status run();
   // Applies messages up to stream sequence `limit` and publishes (or holds) their output; the
   // output of those at or below `quiet_floor` is not published again (it was, before a
-  // restart).
+  // restart). How many of the batch's messages were taken (applied or skipped as
+  // redeliveries): fewer than all when one came after a gap the stream could not fill yet.
   std::size_t apply_batch(bus::Batch& batch, uint64_t limit, uint64_t quiet_floor, bool replay);
 
  private:
   using ApplyOne = std::function<void(std::string_view, std::string_view, uint64_t)>;
-  void fill_gap(uint64_t next, const ApplyOne& apply);
+  bool fill_gap(uint64_t next, const ApplyOne& apply);
   // Output leaves before the ack: a crash in between repeats it, never loses it.
   void publish(const std::vector<PendingOutput>& deadletters,
                const std::vector<PendingOutput>& decisions, uint64_t quiet_floor,

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace gpuaas::core::ha {
 
 using Clock = std::chrono::steady_clock;
@@ -41,6 +43,16 @@ uint64_t LeaseKeeper::epoch() const {
   return leading_ && Clock::now() - renewed_at_ < ttl_ ? epoch_ : 0;
 }
 
+// A renewal counts from when it was sent, so a slow one (an overloaded server answering after
+// most of the TTL) leaves little of the lease: the next attempt comes while a third of what is
+// left remains, not a whole period later when the lease may have lapsed. Called with mu_ held.
+std::chrono::milliseconds LeaseKeeper::next_wait() const {
+  if (!leading_) return period_;
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(renewed_at_ + ttl_ - Clock::now());
+  return std::clamp(left / 3, std::chrono::milliseconds(1), period_);
+}
+
 void LeaseKeeper::loop() {
   int failures = 0;
   while (true) {
@@ -70,7 +82,7 @@ void LeaseKeeper::loop() {
         on_change_(leading, epoch);
         lock.lock();
       }
-      if (cv_.wait_for(lock, period_, [this] { return stopping_; })) return;
+      if (cv_.wait_for(lock, next_wait(), [this] { return stopping_; })) return;
     }
   }
 }

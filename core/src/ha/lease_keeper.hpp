@@ -35,6 +35,7 @@ class LeaseKeeper {
 
  private:
   void loop();
+  std::chrono::milliseconds next_wait() const;
 
   LeaderLease& lease_;
   std::chrono::milliseconds period_;

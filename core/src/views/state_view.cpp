@@ -255,6 +255,7 @@ std::string render_state_json(const ClusterModel& model, const IntakeStats& stat
         {"events_replayed", stats.events_replayed},
         {"redeliveries_skipped", stats.redeliveries_skipped},
         {"deadlettered", stats.deadlettered},
+        {"gaps_deferred", stats.gaps_deferred},
         {"last_applied_sequence", stats.last_applied_sequence},
         {"snapshot_sequence", stats.snapshot_sequence},
         {"snapshots_written", stats.snapshots_written},

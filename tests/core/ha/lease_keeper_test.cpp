@@ -1,5 +1,6 @@
 // Two LeaseKeepers on one key of a real nats-server's KV bucket: one leads, the other takes over
-// when the leader's keeper stops (after the TTL) or when it releases (at the next attempt).
+// when the leader's keeper stops (after the TTL) or when it releases (at the next attempt); a
+// lease won by a slow answer is renewed before it lapses.
 #include "ha/lease_keeper.hpp"
 
 #include <gtest/gtest.h>
@@ -25,6 +26,35 @@ bool wait_until(Pred done, std::chrono::milliseconds bound) {
   }
   return done();
 }
+
+// The real bucket behind answers that take `delay` to come back, as an overloaded server's do.
+class SlowKv : public bus::KeyValue {
+ public:
+  explicit SlowKv(bus::KeyValue& kv) : bus::KeyValue(kv.bucket()), kv_(kv) {}
+  std::atomic<int> get_delay_ms{0};
+
+  Result<std::optional<bus::KvEntry>> get(const std::string& key) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(get_delay_ms.load()));
+    return kv_.get(key);
+  }
+  Result<uint64_t> put(const std::string& key, std::string_view value) override {
+    return kv_.put(key, value);
+  }
+  Result<uint64_t> create(const std::string& key, std::string_view value) override {
+    return kv_.create(key, value);
+  }
+  Result<uint64_t> update(const std::string& key, std::string_view value,
+                          uint64_t last_revision) override {
+    return kv_.update(key, value, last_revision);
+  }
+  Status remove(const std::string& key, uint64_t last_revision) override {
+    return kv_.remove(key, last_revision);
+  }
+  int64_t max_value_size() const override { return kv_.max_value_size(); }
+
+ private:
+  bus::KeyValue& kv_;
+};
 
 class LeaseKeeperTest : public gpuaas::testing::NatsServerTest {
  protected:
@@ -79,6 +109,27 @@ TEST_F(LeaseKeeperTest, ReleaseHandsOverAtTheNextAttempt) {
   auto cur = kv_->get("leader");
   ASSERT_TRUE(cur.is_ok() && cur->has_value());
   EXPECT_EQ((*cur)->value, "b");
+}
+
+// The lease is won by a get answered after 80% of the TTL: renewing a whole period later would
+// let it lapse (the leader would step down, and gpuaasd would stop, 2 s after taking over).
+TEST_F(LeaseKeeperTest, ALeaseWonBySlowAnswersIsRenewedBeforeItLapses) {
+  SlowKv slow(*kv_);
+  slow.get_delay_ms = 800;
+  LeaderLease la(slow, "leader", "a");
+  std::atomic<int> changes{0};
+  LeaseKeeper a(la, 300ms, 1000ms, [&](bool, uint64_t) { ++changes; });
+  a.start();
+  ASSERT_TRUE(wait_until([&] { return a.leading(); }, 5s));
+  slow.get_delay_ms = 0;  // renewals are updates: answered at once
+  bool held = true;
+  for (auto end = Clock::now() + 2500ms; Clock::now() < end && held;) {
+    held = a.leading();
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(held) << "the lease lapsed between renewals";
+  EXPECT_EQ(changes.load(), 1) << "leading once, never stepping down";
+  a.stop();
 }
 
 }  // namespace

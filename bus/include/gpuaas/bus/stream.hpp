@@ -64,6 +64,9 @@ class Batch {
   virtual uint64_t stream_sequence(std::size_t i) const = 0;
   // Acknowledges every message of the batch (and all before it). Call after they were applied.
   virtual Status ack() = 0;
+  // Acknowledges the first `n` messages only (and all before them): the rest come again after
+  // the consumer's ack wait. ack_first(size()) is ack().
+  virtual Status ack_first(std::size_t n) = 0;
 };
 
 }  // namespace gpuaas::bus

@@ -10,6 +10,8 @@ struct IntakeStats {
   uint64_t events_replayed = 0;       // applied while rebuilding the model at start
   uint64_t redeliveries_skipped = 0;  // delivered again after being applied: skipped
   uint64_t deadlettered = 0;
+  // Events that came after a gap the stream could not fill at once: left for redelivery.
+  uint64_t gaps_deferred = 0;
   uint64_t last_applied_sequence = 0;  // stream sequence of the last event applied
   uint64_t batches = 0;
   uint64_t snapshot_sequence = 0;  // covered by the last snapshot this process wrote or loaded
