@@ -67,6 +67,9 @@ TEST(NatsCluster, DaemonLosesNothingWhenNodesStop) {
   publisher.join();
   ASSERT_EQ(publisher.published(), kEvents) << publisher.error();
   std::cout << "[ cluster ] publisher retried " << publisher.retries() << " times\n";
+  const core::IntakeStats st = daemon.daemon().stats();
+  std::cout << "[ cluster ] intake: " << st.redeliveries_skipped << " redeliveries skipped, "
+            << st.gaps_deferred << " gaps left for redelivery\n";
   expect_each_event_applied_once(daemon, cfg, kEvents);
 }
 
