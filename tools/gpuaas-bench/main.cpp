@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "admission_bench.hpp"
+#include "answers_bench.hpp"
 #include "bus_bench.hpp"
 #include "soak_bench.hpp"
 
@@ -70,12 +71,41 @@ int main(int argc, char** argv) {
   k->add_option("--plugins", soak.plugins, "Plugin directory (default: ../plugins from there)");
   k->add_option("--node-file", soak.node_file,
                 "Node manifest (default ../shared/manifests/gpu-node/virtual-gpu-node.yaml)");
+  gpuaas::bench::AnswersOptions ans;
+  auto* q = app.add_subcommand(
+      "answers",
+      "gpuaasctl state, explain and report on a large cluster, against nats-server and a gpuaasd "
+      "child: counts and median times (docs/benchmarks.md)");
+  q->add_option("--nodes", ans.scene.nodes, "H100 nodes of 8 GPUs (default 10000)")
+      ->check(CLI::Range(1, 1000000));
+  q->add_option("--workloads", ans.scene.workloads, "Suspended 1-GPU Jobs (default 50000)")
+      ->check(CLI::Range(1, 10000000));
+  q->add_option("--namespaces", ans.scene.namespaces, "Namespaces team-0.. (default 50)")
+      ->check(CLI::Range(1, 100000));
+  q->add_option("--tenants", ans.scene.tenants, "ClusterQueues the namespaces feed (default 5)")
+      ->check(CLI::Range(1, 10000));
+  q->add_option("--queued-share", ans.scene.queued_share,
+                "Share of each tenant's Jobs above its quota (default 0.1)")
+      ->check(CLI::Range(0.0, 1.0));
+  q->add_option("--repeats", ans.repeats, "Runs of each command; medians (default 3)")
+      ->check(CLI::PositiveNumber);
+  int settle_seconds = 600;
+  q->add_option("--settle-timeout", settle_seconds,
+                "Seconds to apply the scene and decide every Job (default 600)")
+      ->check(CLI::PositiveNumber);
+  q->add_option("--gpuaasd", ans.gpuaasd, "gpuaasd binary (default: beside gpuaas-bench)");
+  q->add_option("--gpuaasctl", ans.gpuaasctl, "gpuaasctl binary (default: beside gpuaas-bench)");
+  q->add_option("--plugins", ans.plugins, "Plugin directory (default: ../plugins from there)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (a->parsed()) return gpuaas::bench::run_admission_bench(adm);
+  if (q->parsed()) {
+    ans.settle = std::chrono::seconds(settle_seconds);
+    return gpuaas::bench::run_answers_bench(ans);
+  }
   if (k->parsed()) {
     if (!soak_server.empty()) soak.server = soak_server;
     soak.drain = std::chrono::seconds(drain_seconds);

@@ -40,6 +40,9 @@ std::optional<Time> Scheduler::State::estimate_start(const Entry& e, Time now,
   };
   std::vector<int64_t> avail;
   for (int fr : frs) avail.push_back(tree->available(e.cq, fr));
+  // What is available once every release so far has happened: a need above it can never be met
+  // in this estimate, which is known without running the releases (or copying them to undo).
+  std::vector<int64_t> ceiling = avail;
   std::vector<std::vector<int64_t>> amounts;
   std::priority_queue<Release, std::vector<Release>, std::greater<>> releases;
   auto add_release = [&](Time at, const FrAmounts& usage) {
@@ -51,6 +54,7 @@ std::optional<Time> Scheduler::State::estimate_start(const Entry& e, Time now,
         any = true;
       }
     if (!any) return;
+    for (std::size_t k = 0; k < v.size(); ++k) ceiling[k] += v[k];
     amounts.push_back(std::move(v));
     releases.push({at, amounts.size() - 1});
   };
@@ -65,11 +69,21 @@ std::optional<Time> Scheduler::State::estimate_start(const Entry& e, Time now,
   }
   if (extra) {
     for (const auto& u : *extra)
-      if (int k = slot(u.fr); k >= 0) avail[static_cast<std::size_t>(k)] -= u.milli;
+      if (int k = slot(u.fr); k >= 0) {
+        avail[static_cast<std::size_t>(k)] -= u.milli;
+        ceiling[static_cast<std::size_t>(k)] -= u.milli;
+      }
     if (extra_duration.count() > 0) add_release(now + extra_duration, *extra);
   }
   Time t = now;
+  auto reachable = [&](const std::vector<int64_t>& need) {
+    for (std::size_t k = 0; k < need.size(); ++k)
+      if (need[k] > ceiling[k]) return false;
+    return true;
+  };
+  // Runs releases until `need` fits; false (and nothing run) when it never will.
   auto wait_for = [&](const std::vector<int64_t>& need) -> bool {
+    if (!reachable(need)) return false;
     for (;;) {
       bool ok = true;
       for (std::size_t k = 0; k < need.size(); ++k) ok = ok && need[k] <= avail[k];
@@ -94,17 +108,12 @@ std::optional<Time> Scheduler::State::estimate_start(const Entry& e, Time now,
     const Entry& w = entries[it->entry];
     const Assignment wa = assign(w, {}, false, true);
     const auto need = need_of(wa.usage);
-    const Time before = t;
     // What can never start in this estimate does not hold the rest back.
-    auto saved_avail = avail;
-    auto saved_releases = releases;
-    if (!wait_for(need)) {
-      avail = std::move(saved_avail);
-      releases = std::move(saved_releases);
-      t = before;
-      continue;
+    if (!wait_for(need)) continue;
+    for (std::size_t k = 0; k < need.size(); ++k) {
+      avail[k] -= need[k];
+      ceiling[k] -= need[k];
     }
-    for (std::size_t k = 0; k < need.size(); ++k) avail[k] -= need[k];
     if (w.duration.count() > 0) add_release(t + w.duration, wa.usage);
   }
   if (!wait_for(need_of(mine.usage))) return std::nullopt;

@@ -100,7 +100,7 @@ std::string Api::state_answer(std::string_view body) const {
 }
 
 // {"since": SECONDS, "limit": N, "after": TENANT}: the report with a page of its tenants (in
-// name order), the cluster's totals on every page.
+// name order, the no-queue tenant last), the cluster's totals on every page.
 std::string Api::report_page(std::string_view body) const {
   auto request = parse_page_request(body, "report", {"view", "limit", "after", "since"});
   if (!request) {
@@ -116,21 +116,28 @@ std::string Api::report_page(std::string_view body) const {
   r.erase("tenants");
   const std::size_t head = r.dump().size();  // the fields every page carries
   const std::size_t budget = reply_budget() > head ? reply_budget() - head : 0;
+  // The cursor is the last tenant's name, and an empty cursor means "from the start": so the
+  // tenant of workloads with no queue (named "") comes last in pages, where no cursor follows it.
+  std::vector<std::size_t> order;
+  order.reserve(tenants.size());
+  for (int pass = 0; pass < 2; ++pass)
+    for (std::size_t t = 0; t < tenants.size(); ++t)
+      if (tenants[t].value("tenant", "").empty() == (pass == 1)) order.push_back(t);
   PageWriter page(budget);
   std::string last;
   std::size_t i = 0;
-  for (; i < tenants.size(); ++i) {
-    const std::string name = tenants[i].value("tenant", "");
-    if (!after.empty() && name <= after) continue;
+  for (; i < order.size(); ++i) {
+    const json& tenant = tenants[order[i]];
+    const std::string name = tenant.value("tenant", "");
+    if (!after.empty() && !name.empty() && name <= after) continue;
     if (page.count() == limit) break;
-    if (!page.add(tenants[i])) {
-      if (page.count() == 0)
-        return item_too_large("tenant " + name, tenants[i].dump().size(), budget);
+    if (!page.add(tenant)) {
+      if (page.count() == 0) return item_too_large("tenant " + name, tenant.dump().size(), budget);
       break;
     }
     last = name;
   }
-  json out = json::parse(page.finish("tenants", i == tenants.size() ? json(nullptr) : json(last)));
+  json out = json::parse(page.finish("tenants", i == order.size() ? json(nullptr) : json(last)));
   for (auto& [k, v] : r.items()) out[k] = std::move(v);
   return out.dump();
 }
