@@ -134,6 +134,7 @@ ApplyOutcome ClusterModel::apply(wire::ChangeType change, KubeObject&& obj, wire
       nodes_.erase(obj.meta.name);
     } else if (is_pod) {
       pods_.erase(key);
+      metrics_.drop_pod(obj.meta.namespace_, obj.meta.name);
       if (views_.erase(key)) {
         const std::string pod_key = key;
         note(ModelChange::Category::kObject, wire::ChangeType::kDeleted, pod_key, {});

@@ -108,6 +108,25 @@ std::size_t MetricStore::expire(wire::EventTime before) {
   return n;
 }
 
+std::size_t MetricStore::drop_pod(std::string_view ns, std::string_view pod) {
+  auto it = by_pod_.find(std::string(ns) + "/" + std::string(pod));
+  if (it == by_pod_.end()) return 0;
+  std::unordered_map<std::string, std::unordered_set<std::string>> gpus, namespaces;
+  std::size_t n = 0;
+  for (const auto& k : it->second) {
+    auto s = series_.find(k);
+    if (s == series_.end()) continue;
+    if (auto gk = gpu_key(s->second); !gk.empty()) gpus[gk].insert(k);
+    if (auto nsk = namespace_of(s->second); !nsk.empty()) namespaces[std::string(nsk)].insert(k);
+    series_.erase(s);
+    ++n;
+  }
+  by_pod_.erase(it);
+  unindex(by_gpu_, gpus);
+  unindex(by_namespace_, namespaces);
+  return n;
+}
+
 std::vector<const SeriesSample*> MetricStore::for_pod(std::string_view ns,
                                                       std::string_view pod) const {
   std::vector<const SeriesSample*> out;

@@ -412,6 +412,30 @@ TEST(ClusterModelTest, FinishedOrDeletedPodsRelease) {
   EXPECT_EQ(m.pods().size(), 1u);
 }
 
+// A deleted pod's dcgm series are dropped with it: pod churn must not grow memory for the
+// metric retention's 15 minutes.
+TEST(ClusterModelTest, DeletedPodTakesItsMetricSeries) {
+  ClusterModel m;
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "a", .node = "gpu-1", .gpus = "1"})),
+          at_s(1));
+  m.apply(wire::ChangeType::kAdded, decode(pod({.name = "b", .node = "gpu-1", .gpus = "1"})),
+          at_s(1));
+  for (const char* p : {"a", "b"})
+    m.record_sample({"DCGM_FI_DEV_GPU_UTIL",
+                     {{"Hostname", "gpu-1"},
+                      {"gpu", p[0] == 'a' ? "0" : "1"},
+                      {"namespace", "team-a"},
+                      {"pod", p}},
+                     90,
+                     at_s(2)});
+  EXPECT_EQ(m.metrics().series_count(), 2u);
+  m.apply(wire::ChangeType::kDeleted,
+          decode(pod({.name = "a", .node = "gpu-1", .gpus = "1", .rv = "2"})), at_s(3));
+  EXPECT_EQ(m.metrics().series_count(), 1u);
+  EXPECT_TRUE(m.metrics().for_pod("team-a", "a").empty());
+  EXPECT_EQ(m.metrics().for_pod("team-a", "b").size(), 1u);
+}
+
 TEST(ClusterModelTest, RecreatedPodMovesItsRequest) {
   ClusterModel m;
   m.apply(wire::ChangeType::kAdded, decode(pod({.name = "w-0", .node = "gpu-1", .gpus = "2"})),

@@ -207,6 +207,22 @@ TEST(MetricStoreTest, ExpireDropsOldSeriesAndTheirIndexEntries) {
   EXPECT_TRUE(store.gpu_keys().empty());
 }
 
+// A deleted pod's series go with it (not after the retention), and only its own.
+TEST(MetricStoreTest, DropPodTakesItsSeriesAndTheirIndexEntries) {
+  MetricStore store;
+  store.record(sample("u", dcgm_labels("gpu-0", "0", "team-a", "gone"), 1, at_s(100)));
+  store.record(sample("t", dcgm_labels("gpu-0", "0", "team-a", "gone"), 2, at_s(100)));
+  store.record(sample("u", dcgm_labels("gpu-0", "1", "team-a", "kept"), 3, at_s(100)));
+  EXPECT_EQ(store.drop_pod("team-a", "gone"), 2u);
+  EXPECT_EQ(store.drop_pod("team-a", "gone"), 0u);
+  EXPECT_EQ(store.drop_pod("team-b", "kept"), 0u);
+  EXPECT_EQ(store.series_count(), 1u);
+  EXPECT_TRUE(store.for_pod("team-a", "gone").empty());
+  EXPECT_TRUE(store.for_gpu("gpu-0", "0").empty());
+  EXPECT_EQ(values(store.for_namespace("team-a")), (std::vector<double>{3}));
+  EXPECT_EQ(store.gpu_keys(), (std::vector<std::string>{"gpu-0/1"}));
+}
+
 // Many series of one namespace expiring at once (a soak's churn): the index keeps the others in
 // the order they came.
 TEST(MetricStoreTest, ExpiringManySeriesKeepsTheRestInOrder) {

@@ -34,6 +34,9 @@ class MetricStore {
   void record(SeriesSample sample);
   // Drops series whose last sample is older than `before`.
   std::size_t expire(wire::EventTime before);
+  // Drops every series of a pod ("namespace/pod"): a deleted pod's samples describe nothing
+  // any more, and kept until they expire they make memory grow with the pods' churn.
+  std::size_t drop_pod(std::string_view ns, std::string_view pod);
 
   std::size_t series_count() const { return series_.size(); }
   // Latest samples of a pod ("namespace/pod") or a GPU ("node/gpu-index").
