@@ -125,7 +125,6 @@ class MemoryBatch final : public Batch {
     return msgs_[i].second->header(key);
   }
   uint64_t stream_sequence(std::size_t i) const override { return msgs_[i].first; }
-  Status ack() override { return ack_first(msgs_.size()); }
   Status ack_first(std::size_t n) override {
     n = std::min(n, msgs_.size());
     if (ack_ && n > 0) ack_(msgs_[n - 1].first);

@@ -47,7 +47,6 @@ class NatsBatch final : public Batch {
     return std::string_view(v);
   }
   uint64_t stream_sequence(std::size_t i) const override { return seq_[i]; }
-  Status ack() override { return ack_first(msgs_.size()); }
   Status ack_first(std::size_t n) override {
     n = std::min(n, msgs_.size());
     if (!ackable_ || n == 0) return Status::ok();

@@ -23,17 +23,6 @@ std::string_view first_label(const SeriesSample& s, std::string_view a, std::str
   return v.empty() ? MetricStore::label(s, b) : v;
 }
 
-void unindex(std::unordered_map<std::string, std::vector<std::string>>& idx,
-             const std::unordered_map<std::string, std::unordered_set<std::string>>& gone) {
-  for (const auto& entry : gone) {
-    auto it = idx.find(entry.first);
-    if (it == idx.end()) continue;
-    const auto& keys = entry.second;  // a plain name: clang 14 cannot capture a structured binding
-    std::erase_if(it->second, [&keys](const std::string& k) { return keys.count(k) > 0; });
-    if (it->second.empty()) idx.erase(it);
-  }
-}
-
 std::string pod_key(const SeriesSample& s) {
   auto ns = first_label(s, "exported_namespace", "namespace");
   auto pod = first_label(s, "exported_pod", "pod");
@@ -51,6 +40,37 @@ std::string gpu_key(const SeriesSample& s) {
   if (node.empty() || gpu.empty()) return {};
   return std::string(node) + "/" + std::string(gpu);
 }
+
+// Series leaving the store, gathered per pod, GPU and namespace so that each index is cleaned in
+// one pass: one by one, a namespace holding tens of thousands of series cost a search and a
+// shift of its whole list per series removed. The lists keep their order either way.
+class Removals {
+ public:
+  using Index = std::unordered_map<std::string, std::vector<std::string>>;
+  void add(const std::string& key, const SeriesSample& s) {
+    if (auto pk = pod_key(s); !pk.empty()) pods_[pk].insert(key);
+    if (auto gk = gpu_key(s); !gk.empty()) gpus_[gk].insert(key);
+    if (auto ns = namespace_of(s); !ns.empty()) namespaces_[std::string(ns)].insert(key);
+  }
+  void unindex(Index& by_pod, Index& by_gpu, Index& by_namespace) const {
+    unindex_one(by_pod, pods_);
+    unindex_one(by_gpu, gpus_);
+    unindex_one(by_namespace, namespaces_);
+  }
+
+ private:
+  using Gone = std::unordered_map<std::string, std::unordered_set<std::string>>;
+  static void unindex_one(Index& idx, const Gone& gone) {
+    for (const auto& entry : gone) {
+      auto it = idx.find(entry.first);
+      if (it == idx.end()) continue;
+      const auto& keys = entry.second;  // a plain name: clang 14 cannot capture a binding
+      std::erase_if(it->second, [&keys](const std::string& k) { return keys.count(k) > 0; });
+      if (it->second.empty()) idx.erase(it);
+    }
+  }
+  Gone pods_, gpus_, namespaces_;
+};
 
 }  // namespace
 
@@ -83,47 +103,35 @@ void MetricStore::record(SeriesSample sample) {
   series_.emplace(std::move(key), std::move(sample));
 }
 
-// Removals from the indexes are gathered per pod, GPU and namespace and done in one pass each:
-// one by one, a namespace holding tens of thousands of series cost a search and a shift of its
-// whole list per expired series. The lists keep their order either way.
 std::size_t MetricStore::expire(wire::EventTime before) {
-  using Gone = std::unordered_map<std::string, std::unordered_set<std::string>>;
-  Gone pods, gpus, namespaces;
+  Removals gone;
   std::size_t n = 0;
   for (auto it = series_.begin(); it != series_.end();) {
     if (it->second.time < before) {
-      if (auto pk = pod_key(it->second); !pk.empty()) pods[pk].insert(it->first);
-      if (auto gk = gpu_key(it->second); !gk.empty()) gpus[gk].insert(it->first);
-      if (auto ns = namespace_of(it->second); !ns.empty())
-        namespaces[std::string(ns)].insert(it->first);
+      gone.add(it->first, it->second);
       it = series_.erase(it);
       ++n;
     } else {
       ++it;
     }
   }
-  unindex(by_pod_, pods);
-  unindex(by_gpu_, gpus);
-  unindex(by_namespace_, namespaces);
+  gone.unindex(by_pod_, by_gpu_, by_namespace_);
   return n;
 }
 
 std::size_t MetricStore::drop_pod(std::string_view ns, std::string_view pod) {
   auto it = by_pod_.find(std::string(ns) + "/" + std::string(pod));
   if (it == by_pod_.end()) return 0;
-  std::unordered_map<std::string, std::unordered_set<std::string>> gpus, namespaces;
+  Removals gone;
   std::size_t n = 0;
   for (const auto& k : it->second) {
     auto s = series_.find(k);
     if (s == series_.end()) continue;
-    if (auto gk = gpu_key(s->second); !gk.empty()) gpus[gk].insert(k);
-    if (auto nsk = namespace_of(s->second); !nsk.empty()) namespaces[std::string(nsk)].insert(k);
+    gone.add(k, s->second);
     series_.erase(s);
     ++n;
   }
-  by_pod_.erase(it);
-  unindex(by_gpu_, gpus);
-  unindex(by_namespace_, namespaces);
+  gone.unindex(by_pod_, by_gpu_, by_namespace_);
   return n;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 
 #include "gpuaas/core/page_request.hpp"
@@ -118,11 +119,10 @@ std::string Api::report_page(std::string_view body) const {
   const std::size_t budget = reply_budget() > head ? reply_budget() - head : 0;
   // The cursor is the last tenant's name, and an empty cursor means "from the start": so the
   // tenant of workloads with no queue (named "") comes last in pages, where no cursor follows it.
-  std::vector<std::size_t> order;
-  order.reserve(tenants.size());
-  for (int pass = 0; pass < 2; ++pass)
-    for (std::size_t t = 0; t < tenants.size(); ++t)
-      if (tenants[t].value("tenant", "").empty() == (pass == 1)) order.push_back(t);
+  std::vector<std::size_t> order(tenants.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_partition(order.begin(), order.end(),
+                        [&](std::size_t t) { return !tenants[t].value("tenant", "").empty(); });
   PageWriter page(budget);
   std::string last;
   std::size_t i = 0;

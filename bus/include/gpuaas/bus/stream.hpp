@@ -62,11 +62,11 @@ class Batch {
   virtual std::string_view data(std::size_t i) const = 0;
   virtual std::optional<std::string_view> header(std::size_t i, std::string_view key) const = 0;
   virtual uint64_t stream_sequence(std::size_t i) const = 0;
-  // Acknowledges every message of the batch (and all before it). Call after they were applied.
-  virtual Status ack() = 0;
   // Acknowledges the first `n` messages only (and all before them): the rest come again after
-  // the consumer's ack wait. ack_first(size()) is ack().
+  // the consumer's ack wait. Call after they were applied.
   virtual Status ack_first(std::size_t n) = 0;
+  // Acknowledges every message of the batch (and all before it).
+  Status ack() { return ack_first(size()); }
 };
 
 }  // namespace gpuaas::bus
