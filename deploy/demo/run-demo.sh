@@ -227,16 +227,19 @@ echo "the bridge applied it: eval-sweep runs on chat-ray's lent GPUs"
 
 step "Ray work arrives: push-metrics $RD/ray-tasks.prom (a task waiting for a node)"
 "${RCTL[@]}" push-metrics "$RD/ray-tasks.prom"
-await chat-ray reclaim/wake 15
-python3 "$RD/demo.py" show "$RACT" chat-ray reclaim/wake
+# Quota is reserved usage, as in Kueue: the borrower on the lent GPUs is preempted first, and
+# chat-ray is admitted back once it has stopped (until then it is Waking).
 await eval-sweep reclaim/lend 15
 python3 "$RD/demo.py" show "$RACT" eval-sweep reclaim/lend
 sed 's/resourceVersion: "1"/resourceVersion: "3"/' "$RD/batch-job.yaml" >"$WORK/eval-sweep-stopped.yaml"
 "${RCTL[@]}" apply -f "$WORK/eval-sweep-stopped.yaml" >/dev/null
+echo "the bridge applied it: eval-sweep is suspended"
+await chat-ray reclaim/wake 15
+python3 "$RD/demo.py" show "$RACT" chat-ray reclaim/wake
 python3 "$RD/demo.py" bridge "$RACT" chat-ray reclaim/wake "$RAY"
 ray_apply
 "${RCTL[@]}" apply -f "$RD/pods.yaml" >/dev/null
-echo "the bridge applied them: chat-ray's worker is back, eval-sweep is suspended and queued again"
+echo "the bridge applied it: chat-ray's worker is back; eval-sweep waits in its queue again"
 for _ in $(seq 50); do  # bounded: until the daemon has taken the suspended job back in its queue
   "${RCTL[@]}" explain team-b/eval-sweep --json 2>/dev/null | grep -q '"state": *"Pending"' && break
   sleep 0.1
