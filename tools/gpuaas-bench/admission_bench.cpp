@@ -370,6 +370,7 @@ int run_admission_bench(const AdmissionBenchOptions& o) {
   double steady_seconds = 0, status_seconds = 0;
   int64_t steady_admissions = 0, steady_preemptions = 0, steady_borrowing = 0, status_changes = 0;
   const uint64_t attempts_before = sched.stats().attempts;
+  const uint64_t settled_before = sched.stats().settled;
   const double cpu_before = cpu_seconds();
   int64_t next = o.workloads;
   auto progress = Clock::now();
@@ -416,6 +417,8 @@ int run_admission_bench(const AdmissionBenchOptions& o) {
     }
   }
   const uint64_t steady_attempts = sched.stats().attempts - attempts_before;
+  // Of the attempts, those a bound settled without a flavor assignment or victim search.
+  const uint64_t steady_settled = sched.stats().settled - settled_before;
   // All of phase 2 (bookkeeping too): far below steady_seconds means the machine was busy.
   const double steady_cpu = cpu_seconds() - cpu_before;
   for (auto* v : {&with_admission_us, &pass_us, &all_us}) std::sort(v->begin(), v->end());
@@ -477,6 +480,8 @@ int run_admission_bench(const AdmissionBenchOptions& o) {
       {"p50_iteration_us", pct(all_us, 0.50)},
       {"p99_iteration_us", pct(all_us, 0.99)},
       {"attempts_per_iteration", static_cast<double>(steady_attempts) / n_it},
+      {"settled_per_admission",
+       per(static_cast<double>(steady_settled), static_cast<double>(steady_admissions))},
       {"attempts_per_admission",
        per(static_cast<double>(steady_attempts), static_cast<double>(steady_admissions))},
       {"status_changes_per_iteration", static_cast<double>(status_changes) / n_it},

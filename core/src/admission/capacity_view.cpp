@@ -105,6 +105,7 @@ std::optional<Decision> Scheduler::evict(const std::string& key, const std::stri
   Entry& e = s.entries[id];
   if (e.state != EntryState::kAdmitted || e.parked) return std::nullopt;
   e.state = EntryState::kEvicting;
+  s.admitted_changed(e.cq);
   ++s.stats.preemptions;
   Decision d;
   d.kind = Decision::Kind::kPreempt;

@@ -19,6 +19,7 @@ bool Scheduler::park(const std::string& key, bool lend, Time now) {
   e.parked = true;
   e.parked_at = now;
   e.lent = lend;
+  s.admitted_changed(e.cq);
   if (lend) {
     // Out of the tree and the node index: others may take it until the owner wakes.
     s.tree->add_usage(e.cq, e.usage, -1);
@@ -98,6 +99,7 @@ bool Scheduler::State::take_back_loan(uint32_t id, Time now, std::vector<Decisio
     // holds it, so no queue or cohort is ever above what its quotas allow.
     tree->add_usage(e.cq, e.usage, +1);
     e.lent = false;
+    admitted_changed(e.cq);
     e.victims.clear();
     e.victims_in_flight = 0;
     waking.erase(id);
@@ -152,6 +154,7 @@ bool Scheduler::State::take_back_loan(uint32_t id, Time now, std::vector<Decisio
   for (uint32_t w : victims) {
     Entry& v = entries[w];
     v.state = EntryState::kEvicting;
+    admitted_changed(v.cq);
     v.evicted_by.push_back(e.info.key);
     v.preemptor = id;
     e.victims.push_back(w);

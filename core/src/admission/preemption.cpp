@@ -17,17 +17,6 @@
 
 namespace gpuaas::core::admission {
 
-namespace {
-
-// On time for its deadline as it runs: admitted early enough that its expected end comes first.
-// (Without deadline scheduling the deadline is never read, so there is none here.)
-bool runs_on_time(const Entry& w) {
-  return w.info.deadline && w.duration.count() > 0 &&
-         w.admitted_at + w.duration <= *w.info.deadline;
-}
-
-}  // namespace
-
 bool Scheduler::State::keeps_its_deadline(const Entry& victim, const Entry& preemptor) const {
   if (preemptor.info.deadline && victim.info.deadline &&
       *preemptor.info.deadline < *victim.info.deadline)
@@ -36,7 +25,7 @@ bool Scheduler::State::keeps_its_deadline(const Entry& victim, const Entry& pree
 }
 
 PreemptionCandidates Scheduler::State::preemption_candidates(const Entry& e, const Assignment& a,
-                                                             Time now) const {
+                                                             Time now) {
   const auto& cq = policy->cluster_queues[static_cast<std::size_t>(e.cq)];
   const auto& adm = policy->admission;
   const auto& pre = cq.preemption;
@@ -47,11 +36,10 @@ PreemptionCandidates Scheduler::State::preemption_candidates(const Entry& e, con
         if (u.fr == n.fr && u.milli > 0) return true;
     return false;
   };
+  // The pools hold admitted work whose quota is in the tree (a parked workload whose quota is
+  // lent holds nothing: evicting it would free nothing).
   auto eligible = [&](const Entry& w) {
-    if (w.state != EntryState::kAdmitted || !uses_needed(w)) return false;
-    // A parked workload whose quota is lent holds nothing in the tree or on nodes: evicting it
-    // frees nothing (and would take its usage out twice).
-    if (w.lent) return false;
+    if (!uses_needed(w)) return false;
     // Never preempt back one that evicted it: no loops.
     if (std::find(e.evicted_by.begin(), e.evicted_by.end(), w.info.key) != e.evicted_by.end())
       return false;
@@ -63,9 +51,48 @@ PreemptionCandidates Scheduler::State::preemption_candidates(const Entry& e, con
     return true;
   };
 
+  // Other queues' work first, in the cohort's order; then the queue's own, in its pool's.
+  const bool fair = adm.fair_sharing;
+  if (tree->root_of(e.cq) >= 0 &&
+      pre.reclaim_within_cohort != policy::ReclaimWithinCohort::kNever) {
+    const int64_t own_share = fair ? tree->dominant_resource_share(e.cq, a.usage) : 0;
+    reclaimable.assign(cqs.size(), 0);
+    bool any = false;
+    for (int q : tree->cluster_queues_under_root_of(e.cq)) {
+      if (q == e.cq) continue;
+      // As Kueue: quota is reclaimed only from ClusterQueues that borrow what the preemptor needs;
+      // one within its nominal quota keeps its workloads whatever borrowWithinCohort says.
+      bool borrowing = false;
+      for (const auto& n : a.usage)
+        borrowing = borrowing || tree->usage(q, n.fr) > tree->nominal(q, n.fr);
+      if (!borrowing) continue;
+      if (fair && tree->dominant_resource_share(q) <= own_share) continue;
+      reclaimable[static_cast<std::size_t>(q)] = 1;
+      any = true;
+    }
+    if (any)
+      for (uint32_t w_id : cohort_order(e.cq)) {
+        const Entry& w = entries[w_id];
+        if (!reclaimable[static_cast<std::size_t>(w.cq)]) continue;
+        if (pre.reclaim_within_cohort == policy::ReclaimWithinCohort::kLowerPriority &&
+            w.priority >= e.priority)
+          continue;
+        if (!eligible(w)) continue;
+        // Fair sharing lets the preemptor borrow up to its share (the share test above).
+        const bool lets_borrow =
+            fair || (pre.borrow_within_cohort == policy::BorrowWithinCohort::kLowerPriority &&
+                     w.priority < e.priority &&
+                     (!pre.borrow_max_priority_threshold ||
+                      w.priority <= *pre.borrow_max_priority_threshold));
+        c.list.push_back({w_id, true, lets_borrow, w.priority,
+                          w.admitted_at.time_since_epoch().count(), runs_on_time(w),
+                          fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort"});
+      }
+  }
   if (pre.within_cluster_queue != policy::WithinClusterQueue::kNever) {
-    for (uint32_t w_id : cqs[static_cast<std::size_t>(e.cq)].admitted) {
+    for (uint32_t w_id : victim_order(e.cq)) {
       const Entry& w = entries[w_id];
+      if (w.priority > e.priority) break;  // the pool is in ascending priority
       if (!eligible(w)) continue;
       if (keeps_its_deadline(w, e)) {
         if (c.deadline_kept_count++ == 0) c.deadline_kept = w.info.namespace_ + "/" + w.info.name;
@@ -80,46 +107,6 @@ PreemptionCandidates Scheduler::State::preemption_candidates(const Entry& e, con
                           false, "preemption/withinClusterQueue"});
     }
   }
-  const bool fair = adm.fair_sharing;
-  const int64_t own_share = fair ? tree->dominant_resource_share(e.cq, a.usage) : 0;
-  if (tree->root_of(e.cq) >= 0 &&
-      pre.reclaim_within_cohort != policy::ReclaimWithinCohort::kNever) {
-    for (int q : tree->cluster_queues_under_root_of(e.cq)) {
-      if (q == e.cq) continue;
-      // As Kueue: quota is reclaimed only from ClusterQueues that borrow what the preemptor needs;
-      // one within its nominal quota keeps its workloads whatever borrowWithinCohort says.
-      bool borrowing = false;
-      for (const auto& n : a.usage)
-        borrowing = borrowing || tree->usage(q, n.fr) > tree->nominal(q, n.fr);
-      if (!borrowing) continue;
-      if (fair && tree->dominant_resource_share(q) <= own_share) continue;
-      for (uint32_t w_id : cqs[static_cast<std::size_t>(q)].admitted) {
-        const Entry& w = entries[w_id];
-        if (pre.reclaim_within_cohort == policy::ReclaimWithinCohort::kLowerPriority &&
-            w.priority >= e.priority)
-          continue;
-        if (!eligible(w)) continue;
-        // Fair sharing lets the preemptor borrow up to its share (the share test above).
-        const bool lets_borrow =
-            fair || (pre.borrow_within_cohort == policy::BorrowWithinCohort::kLowerPriority &&
-                     w.priority < e.priority &&
-                     (!pre.borrow_max_priority_threshold ||
-                      w.priority <= *pre.borrow_max_priority_threshold));
-        const bool on_time = runs_on_time(w);
-        c.list.push_back({w_id, true, lets_borrow, w.priority,
-                          w.admitted_at.time_since_epoch().count(), on_time,
-                          fair ? "preemption/fairSharing" : "preemption/reclaimWithinCohort"});
-      }
-    }
-  }
-  std::sort(c.list.begin(), c.list.end(),
-            [&](const PreemptionCandidate& x, const PreemptionCandidate& y) {
-              if (x.other_queue != y.other_queue) return x.other_queue;
-              if (x.on_time != y.on_time) return y.on_time;
-              if (x.priority != y.priority) return x.priority < y.priority;
-              if (x.admitted_ms != y.admitted_ms) return x.admitted_ms > y.admitted_ms;
-              return entries[x.id].info.key < entries[y.id].info.key;
-            });
   return c;
 }
 
@@ -247,6 +234,7 @@ bool Scheduler::State::evict_for(uint32_t id, const Assignment& a,
   for (std::size_t i : victims) {
     Entry& w = entries[list[i].id];
     w.state = EntryState::kEvicting;
+    admitted_changed(w.cq);
     w.preemptor = id;
     w.evicted_by.push_back(e.info.key);
     e.victims.push_back(list[i].id);
@@ -276,10 +264,10 @@ bool Scheduler::State::preempt_for(uint32_t id, Assignment& a, Time now,
   // a second preemptor does not evict more for room that is already coming (Kueue skips
   // overlapping preemptions within a cycle for the same reason).
   std::vector<uint32_t> in_flight;
-  for (int c : tree->cluster_queues_under_root_of(e.cq))
-    for (uint32_t w_id : cqs[static_cast<std::size_t>(c)].admitted)
-      if (entries[w_id].state == EntryState::kEvicting && !entries[w_id].lent)
-        in_flight.push_back(w_id);
+  for (int c : tree->cluster_queues_under_root_of(e.cq)) {
+    const auto& ids = victim_pool(c).evicting_ids;
+    in_flight.insert(in_flight.end(), ids.begin(), ids.end());
+  }
   auto shift_in_flight = [&](int sign) {
     for (uint32_t w_id : in_flight) {
       const Entry& w = entries[w_id];

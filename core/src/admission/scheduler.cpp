@@ -64,6 +64,7 @@ Scheduler::~Scheduler() = default;
 NameIndex& Scheduler::resources() { return s_->resources; }
 const policy::PolicySet& Scheduler::policy() const { return *s_->policy; }
 const SchedulerStats& Scheduler::stats() const { return s_->stats; }
+void Scheduler::set_exact_retries(bool exact) { s_->exact_retries = exact; }
 
 uint32_t Scheduler::State::entry_of(const std::string& key) const {
   auto it = by_key.find(key);
@@ -159,9 +160,10 @@ std::vector<Decision> Scheduler::schedule(Time now) {
         // A retry that quota alone rules out is settled here, without competing for the head:
         // it keeps its status (WaitingForQuota), and costs a few quota reads.
         if (e.tried_gen == 0 || e.reason != reason::kWaitingForQuota || preempts ||
-            s.may_fit_quota(e))
+            s.exact_retries || s.may_fit_quota(e))
           break;
         ++s.stats.attempts;
+        ++s.stats.settled;
         e.tried_gen = gen;
         if (cur.strict || ++cur.failures >= kBestEffortLookahead) return;
         cur.next();
@@ -186,7 +188,8 @@ std::vector<Decision> Scheduler::schedule(Time now) {
                  policy::QueueingStrategy::kStrictFIFO;
     cur.set = (q.retry_all || cur.strict) ? &q.pending : &q.fresh;
     cur.it = cur.set->begin();
-    if (q.retry_all && !cur.strict && !s.preempts[static_cast<std::size_t>(c)]) {
+    if (q.retry_all && !cur.strict && !s.preempts[static_cast<std::size_t>(c)] &&
+        !s.exact_retries) {
       // After a release: what waits for GPU quota is retried only up to what the queue can now
       // get (exact: the most any flavor offers); everything else is retried.
       const int64_t cap = s.gpu_cap(c);
@@ -216,7 +219,24 @@ std::vector<Decision> Scheduler::schedule(Time now) {
     const QueueKey key = cur.key();
     cur.next();  // before try: admission erases the key from the set
     const uint32_t id = key.entry;
-    const bool admitted = s.try_entry(id, now, out);
+    // A retry of a preempting queue that no victims could make room for is settled here, on
+    // the state it would be tried on (work admitted earlier in the pass may be a victim); so is
+    // one that quota admitted since it was listed rules out.
+    Entry& head = s.entries[id];
+    const bool settles = head.tried_gen != 0 && head.reason == reason::kWaitingForQuota &&
+                         !(s.preempts[static_cast<std::size_t>(c)] ? s.may_fit_with_preemption(head)
+                                                                   : s.may_fit_quota(head));
+    bool admitted = false;
+    if (settles) {
+      ++s.stats.attempts;
+      ++s.stats.settled;
+    }
+    if (!settles || s.exact_retries) {
+      const std::size_t decisions = out.size();
+      admitted = s.try_entry(id, now, out);
+      if (settles && (admitted || out.size() != decisions || !s.settled_as_failed(head)))
+        ++s.stats.unsound_settles;
+    }
     auto& q = s.cqs[static_cast<std::size_t>(c)];
     if (!admitted) {
       Entry& e = s.entries[id];
@@ -251,9 +271,13 @@ void Scheduler::State::wake_due(Time now) {
   }
 }
 
+bool Scheduler::State::settled_as_failed(const Entry& e) const {
+  return e.state == EntryState::kPending && e.reason == reason::kWaitingForQuota;
+}
+
 bool Scheduler::State::may_fit_quota(const Entry& e) const {
   const auto& cov = covered[static_cast<std::size_t>(e.cq)];
-  for (const auto& t : e.total) {
+  for (const auto& t : least_total(e)) {
     if (t.milli <= 0) continue;
     for (const auto& cr : cov) {
       if (cr.resource != t.resource) continue;

@@ -226,6 +226,7 @@ void Scheduler::set_pod_priority_class(const std::string& name, std::optional<in
 
 void Scheduler::set_policy(std::shared_ptr<const policy::PolicySet> policy, Time now) {
   auto& s = *s_;
+  s.victims_changed_everywhere();
   // Admitted workloads keep running; their usage is counted again under the new tree.
   std::vector<uint32_t> admitted, waiting;
   for (uint32_t id = 0; id < s.entries.size(); ++id) {

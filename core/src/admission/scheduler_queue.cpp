@@ -27,6 +27,12 @@ int64_t Scheduler::State::gpu_need(const Entry& e) const {
   return 0;
 }
 
+int64_t Scheduler::State::least_gpu_need(const Entry& e) const {
+  for (const auto& t : least_total(e))
+    if (t.resource == gpu) return t.milli;
+  return 0;
+}
+
 int64_t Scheduler::State::gpu_cap(int cq) const {
   int64_t best = INT64_MIN;
   for (const auto& cr : covered[static_cast<std::size_t>(cq)])
@@ -46,7 +52,7 @@ int64_t Scheduler::State::node_gpu_cap(int cq) const {
 void Scheduler::State::track_blocked(Entry& e) {
   if (e.state != EntryState::kPending || e.cq < 0) return;
   auto& q = cqs[static_cast<std::size_t>(e.cq)];
-  const int64_t need = gpu_need(e);
+  const int64_t need = least_gpu_need(e);  // partial admission may take less than it asks
   const bool on_quota = e.reason == reason::kWaitingForQuota && need > 0;
   const bool on_nodes = e.reason == reason::kWaitingForNodes && need > 0;
   const bool was = e.blocked_gpus >= 0;
@@ -70,6 +76,8 @@ void Scheduler::State::track_blocked(Entry& e) {
 // Queue, priority and expected duration from the policy; the ClusterQueue must admit the
 // namespace.
 void Scheduler::State::resolve(Entry& e) {
+  // An admitted workload's priority may change: so may its queue's victims.
+  if (e.state == EntryState::kAdmitted || e.state == EntryState::kEvicting) admitted_changed(e.cq);
   e.cq = -1;
   e.local_queue = e.info.namespace_ + "/" + e.info.local_queue;
   e.priority = 0;
@@ -199,6 +207,7 @@ void Scheduler::State::admit(uint32_t id, Assignment& a, Time now, const char* r
   Entry& e = entries[id];
   dequeue(id);
   e.state = EntryState::kAdmitted;
+  admitted_changed(e.cq);
   e.usage = std::move(a.usage);
   e.group_flavors = std::move(a.group_flavors);
   e.place_flavor = a.place_flavor;
@@ -253,6 +262,7 @@ void Scheduler::State::release(uint32_t id, Time) {
   if (e.placement) nodes.commit(*e.placement, e.groups, -1);
   e.parked = false;
   e.lent = false;
+  admitted_changed(e.cq);
   auto& list = cqs[static_cast<std::size_t>(e.cq)].admitted;
   const uint32_t last = list.back();
   list[e.admitted_pos] = last;

@@ -92,7 +92,8 @@ void archive_fields(A& a, CqState& q) {
 
 template <typename A>
 void archive_fields(A& a, SchedulerStats& s) {
-  a(s.passes, s.attempts, s.admissions, s.preemptions, s.held_for_deadline, s.pending, s.admitted);
+  a(s.passes, s.attempts, s.admissions, s.preemptions, s.held_for_deadline, s.pending, s.admitted,
+    s.settled, s.unsound_settles);
 }
 
 // A field added to one of these must be written too (or this file must say why not): their sizes
@@ -101,7 +102,7 @@ void archive_fields(A& a, SchedulerStats& s) {
 static_assert(sizeof(Entry) == 784, "Entry changed: update archive_fields(Entry) and this size");
 static_assert(sizeof(CqState) == 328, "CqState changed: update archive_fields(CqState)");
 static_assert(sizeof(QueueKey) == 40, "QueueKey changed: update archive_fields(QueueKey)");
-static_assert(sizeof(SchedulerStats) == 56, "SchedulerStats changed: update its archive_fields");
+static_assert(sizeof(SchedulerStats) == 72, "SchedulerStats changed: update its archive_fields");
 static_assert(sizeof(WorkloadInfo) == 264 && sizeof(PodSetRequest) == 144,
               "WorkloadInfo changed: update archive_fields.hpp");
 static_assert(sizeof(NodeInfo) == 160 && sizeof(PodGroup) == 104 && sizeof(Placement) == 32,
@@ -202,8 +203,10 @@ std::string check(const Rest& x, const QuotaTree& tree) {
 }  // namespace
 
 void Scheduler::save_state(base::ArchiveWriter& w) const {
-  // State::waking is not written: load_state rebuilds it from the entries.
-  static_assert(sizeof(State) == 936, "Scheduler::State changed: update GPUAAS_SCHEDULER_REST");
+  // State::waking is not written: load_state rebuilds it from the entries; nor are the victim
+  // pools, cohort orders and their scratch (gathered again on use) and exact_retries (a test's
+  // setting).
+  static_assert(sizeof(State) == 1032, "Scheduler::State changed: update GPUAAS_SCHEDULER_REST");
   const State& s = *s_;
   base::ArchiveWriter b;
   b(std::string(kMagic), local_queue_map(s.local_queues), s.resources);
@@ -295,6 +298,7 @@ void Scheduler::load_state(base::ArchiveReader& r) {
   s.free_entries = std::move(x.free_entries);
   s.by_key = std::move(x.by_key);
   s.cqs = std::move(x.cqs);
+  s.victims_changed_everywhere();
   s.covered.clear();
   for (auto& cov : x.covered) {
     auto& out = s.covered.emplace_back();

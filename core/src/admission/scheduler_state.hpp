@@ -107,6 +107,24 @@ struct PreemptionCandidates {
   std::size_t deadline_kept_count = 0;
 };
 
+// What a ClusterQueue's admitted work could give up to preemption, gathered when it changed
+// (victim_pool.cpp).
+struct VictimPool {
+  std::vector<std::pair<int32_t, FrAmounts>> by_priority;  // admitted, not lent; ascending
+  FrAmounts evicting;                                      // evicting, not lent
+  std::vector<uint32_t> evicting_ids;
+  std::vector<uint32_t> order;           // admitted, not lent, in the order preemption takes them
+  uint64_t changes = 0;                  // bumped when its admitted work changes
+  uint64_t built_at = UINT64_MAX;        // `changes` when the sums were gathered
+  uint64_t order_built_at = UINT64_MAX;  // and when `order` was
+};
+
+// A cohort's admitted work across its ClusterQueues in the order preemption takes it.
+struct CohortOrder {
+  std::vector<uint32_t> order;
+  uint64_t signature = UINT64_MAX;  // sum of its pools' `changes` when gathered
+};
+
 struct CqState {
   std::set<QueueKey> pending;
   std::set<QueueKey> fresh;      // not tried since the last change that could help them
@@ -154,7 +172,11 @@ struct Scheduler::State {
   std::set<std::string> status_changes;
   uint64_t seq = 0;
   SchedulerStats stats;
-  int gpu = -1;  // interned nvidia.com/gpu
+  int gpu = -1;                            // interned nvidia.com/gpu
+  std::vector<VictimPool> victim_pools;    // per ClusterQueue (not saved: rebuilt on use)
+  std::vector<CohortOrder> cohort_orders;  // per root cohort (likewise)
+  std::vector<char> reclaimable;           // scratch: per ClusterQueue, for one preemptor
+  bool exact_retries = false;              // every retry runs in full (tests of the bounds)
 
   // scheduler.cpp
   uint32_t entry_of(const std::string& key) const;
@@ -174,12 +196,15 @@ struct Scheduler::State {
   // full assignment (exact: an upper bound of what any flavor offers).
   void wake_due(Time now);  // wakeups due: worth another try
   bool may_fit_quota(const Entry& e) const;
+  // After a try: it failed as a settled retry would (for the exact-retries check).
+  bool settled_as_failed(const Entry& e) const;
   // Whether the workload would borrow on its first flavors (orders heads across queues).
   bool would_borrow(const Entry& e) const;
   // Keeps the entry in quota_blocked or unblocked as its reason says.
   void track_blocked(Entry& e);
-  int64_t gpu_need(const Entry& e) const;
-  int64_t gpu_cap(int cq) const;       // the most GPU quota any of its flavors offers now
+  int64_t gpu_need(const Entry& e) const;        // at its full counts
+  int64_t least_gpu_need(const Entry& e) const;  // at its minCounts
+  int64_t gpu_cap(int cq) const;                 // the most GPU quota any of its flavors offers now
   int64_t node_gpu_cap(int cq) const;  // the most free GPUs on the nodes of any of its flavors
 
   // flavor_assignment.cpp
@@ -197,9 +222,22 @@ struct Scheduler::State {
   // An assignment that may admit: placed on nodes, or nodes are not checked.
   bool placed(const Assignment& a) const { return a.placement.has_value() || !node_fit(); }
 
+  // preemption_bound.cpp: false when no victims any rule allows could make room for it.
+  bool may_fit_with_preemption(const Entry& e);
+  Amounts least_total(const Entry& e) const;  // e.total at the pod sets' minCounts
+  // victim_pool.cpp
+  const VictimPool& victim_pool(int cq);              // sums and what is evicting
+  const std::vector<uint32_t>& victim_order(int cq);  // its pool's order
+  const std::vector<uint32_t>& cohort_order(int cq);  // of its root cohort; empty without one
+  void admitted_changed(int cq);                      // its admitted work changed: pool stale
+  void victims_changed_everywhere();                  // a reload: priorities may differ
+  bool taken_before(uint32_t x, uint32_t y) const;    // preemption's order within a queue
+  // On time for its deadline as it runs: admitted early enough that its expected end comes first.
+  static bool runs_on_time(const Entry& w);
+
   // preemption.cpp: candidates, then a minimal set of victims, then the evictions.
   bool preempt_for(uint32_t id, Assignment& a, Time now, std::vector<Decision>& out);
-  PreemptionCandidates preemption_candidates(const Entry& e, const Assignment& a, Time now) const;
+  PreemptionCandidates preemption_candidates(const Entry& e, const Assignment& a, Time now);
   // Indices into c.list of a minimal set that makes room, their usage taken out of the tree
   // (evict_for puts it back); empty when none does, or when it waits for a protection window.
   std::vector<std::size_t> choose_victims(const Entry& e, const Assignment& a,

@@ -6,7 +6,7 @@
 // invariants hold, decisions agree with what the test tracked (nothing admitted twice, only
 // admitted work preempted, a woken owner admitted back only once its reservation fits again),
 // no workload is preempted by one it preempted, and the same sequence gives the same decisions
-// on a fresh Scheduler.
+// on a fresh Scheduler, and on one that runs every retry in full.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -37,9 +37,11 @@ constexpr int kSteps = 3000;
 // On variants 0 to 2 of the shared policy (3, quota-only admission, is the snapshot test's).
 class Driver : private test::RandomScenario {
  public:
-  explicit Driver(uint64_t seed) : RandomScenario(seed), seed_(seed) {
+  // exact: every retry runs in full (without the bounds that settle retries early).
+  explicit Driver(uint64_t seed, bool exact = false) : RandomScenario(seed), seed_(seed) {
     for (int v = 0; v < 3; ++v) variants_.push_back(test::load_policy(test::policy_variant(v)));
     s_ = std::make_unique<Scheduler>(variants_[0]);
+    s_->set_exact_retries(exact);
     for (int i = 0; i < 3; ++i) add_node("a-" + std::to_string(i), "a", 8);
     for (int i = 0; i < 2; ++i) add_node("b-" + std::to_string(i), "b", 4);
   }
@@ -272,6 +274,7 @@ class Driver : private test::RandomScenario {
 
  public:
   int loans_taken_back_ = 0, wakes_back_ = 0;
+  const SchedulerStats& stats() const { return s_->stats(); }
 };
 
 class SchedulerPropertyTest : public ::testing::TestWithParam<uint64_t> {};
@@ -284,6 +287,13 @@ TEST_P(SchedulerPropertyTest, InvariantsHoldNoPreemptionLoopAndDecisionsAreDeter
   ASSERT_EQ(first.size(), second.size());
   for (std::size_t i = 0; i < first.size(); ++i)
     ASSERT_EQ(first[i], second[i]) << "decision " << i << " differs";
+  // The bounds that settle retries without trying them settle only what fails when tried.
+  Driver exact(GetParam(), true);
+  exact.run();
+  if (HasFatalFailure()) return;
+  EXPECT_GT(exact.stats().settled, 100u) << "the bounds were not exercised";
+  EXPECT_EQ(exact.stats().unsound_settles, 0u)
+      << "of " << exact.stats().settled << " retries the bounds would settle";
   // The sequence exercised what it is meant to.
   int admits = 0, preempts = 0;
   for (const auto& line : first)

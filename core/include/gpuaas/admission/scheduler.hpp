@@ -93,6 +93,10 @@ struct SchedulerStats {
   uint64_t held_for_deadline = 0;
   int64_t pending = 0;
   int64_t admitted = 0;
+  // Retries a bound settled as failed without trying them (counted in attempts too).
+  uint64_t settled = 0;
+  // With exact retries (tests): retries a bound would have settled that did not fail.
+  uint64_t unsound_settles = 0;
 };
 
 // One ClusterQueue's reservation, for status pages and metrics (Kueue's cluster_queue_* gauges).
@@ -234,6 +238,10 @@ class Scheduler {
   std::string cluster_queue_of(const std::string& key) const;
   // Whether admitted usage stays within quota and node capacity (the property tests' oracle).
   bool check_invariants(std::string* why = nullptr) const;
+  // Every retry runs in full, and those a bound would have settled without a flavor assignment
+  // and victim search are counted (settled), and among them those that did not fail
+  // (unsound_settles): the property tests' check that the bounds skip only failures.
+  void set_exact_retries(bool exact);
   std::size_t bytes() const;  // memory held by queues and workloads, for the benchmark
 
   // Snapshots (scheduler_snapshot.cpp). load_state goes on a Scheduler just built (or given
