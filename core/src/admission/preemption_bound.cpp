@@ -30,11 +30,14 @@ int64_t below(const VictimPool& pool, int fr, int32_t p, bool or_equal) {
 
 }  // namespace
 
-Amounts Scheduler::State::least_total(const Entry& e) const {
-  bool partial = false;
+bool Scheduler::State::partial(const Entry& e) {
   for (const auto& ps : e.info.pod_sets)
-    partial = partial || (ps.min_count > 0 && ps.min_count < ps.count);
-  if (!partial) return e.total;
+    if (ps.min_count > 0 && ps.min_count < ps.count) return true;
+  return false;
+}
+
+Amounts Scheduler::State::least_total(const Entry& e) const {
+  if (!partial(e)) return e.total;
   Amounts least;
   for (const auto& ps : e.info.pod_sets) {
     const int64_t n = ps.min_count > 0 && ps.min_count < ps.count ? ps.min_count : ps.count;
@@ -61,7 +64,8 @@ bool Scheduler::State::may_fit_with_preemption(const Entry& e) {
   const bool bwc = pre.borrow_within_cohort == policy::BorrowWithinCohort::kLowerPriority;
   const auto& group = tree->cluster_queues_under_root_of(e.cq);
   const auto& cov = covered[static_cast<std::size_t>(e.cq)];
-  for (const auto& t : least_total(e)) {
+  const Amounts least = partial(e) ? least_total(e) : Amounts{};
+  for (const auto& t : partial(e) ? least : e.total) {
     if (t.milli <= 0) continue;
     const auto cr = std::find_if(
         cov.begin(), cov.end(), [&](const CoveredResource& x) { return x.resource == t.resource; });

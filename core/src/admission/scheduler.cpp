@@ -277,7 +277,9 @@ bool Scheduler::State::settled_as_failed(const Entry& e) const {
 
 bool Scheduler::State::may_fit_quota(const Entry& e) const {
   const auto& cov = covered[static_cast<std::size_t>(e.cq)];
-  for (const auto& t : least_total(e)) {
+  const bool part = partial(e);  // partial admission may take less than it asks
+  const Amounts least = part ? least_total(e) : Amounts{};
+  for (const auto& t : part ? least : e.total) {
     if (t.milli <= 0) continue;
     for (const auto& cr : cov) {
       if (cr.resource != t.resource) continue;

@@ -28,6 +28,7 @@ int64_t Scheduler::State::gpu_need(const Entry& e) const {
 }
 
 int64_t Scheduler::State::least_gpu_need(const Entry& e) const {
+  if (!partial(e)) return gpu_need(e);
   for (const auto& t : least_total(e))
     if (t.resource == gpu) return t.milli;
   return 0;

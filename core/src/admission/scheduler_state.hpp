@@ -225,6 +225,7 @@ struct Scheduler::State {
   // preemption_bound.cpp: false when no victims any rule allows could make room for it.
   bool may_fit_with_preemption(const Entry& e);
   Amounts least_total(const Entry& e) const;  // e.total at the pod sets' minCounts
+  static bool partial(const Entry& e);        // a pod set may take less than it asks
   // victim_pool.cpp
   const VictimPool& victim_pool(int cq);              // sums and what is evicting
   const std::vector<uint32_t>& victim_order(int cq);  // its pool's order
