@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_env.hpp"
 #include "bench_server.hpp"
 #include "soak_probes.hpp"
 
@@ -28,12 +29,6 @@ using Out = nlohmann::ordered_json;  // the result line, keys in the order they 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-std::string self_dir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : p.parent_path().string();
-}
 
 double since_ms(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -251,13 +246,6 @@ bool apply_and_settle(const AnswersOptions& o, const std::string& ctl, const std
     return true;
   }
   return false;
-}
-
-json loadavg() {
-  std::ifstream f("/proc/loadavg");
-  double a = 0, b = 0, c = 0;
-  f >> a >> b >> c;
-  return json::array({a, b, c});
 }
 
 }  // namespace

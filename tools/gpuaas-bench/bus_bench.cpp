@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "bench_env.hpp"
 #include "bench_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/bus/transport_bench.hpp"
@@ -153,15 +154,6 @@ json summary(const Rates& r, const Workload& w) {
           {"ratio", js > 0 ? std::round(d / js * 1000) / 1000 : 0},
           {"round_ratios", rounds},
           {"ratio_min", lowest}};
-}
-
-std::string find_node_file(const std::string& given) {
-  if (!given.empty()) return given;
-  for (const char* c : {"../shared/manifests/gpu-node/virtual-gpu-node.yaml",
-                        "../../shared/manifests/gpu-node/virtual-gpu-node.yaml"}) {
-    if (std::filesystem::exists(c)) return c;
-  }
-  return "../shared/manifests/gpu-node/virtual-gpu-node.yaml";
 }
 
 }  // namespace

@@ -13,12 +13,14 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_env.hpp"
 #include "bench_server.hpp"
 #include "gpuaas/bus/nats_bus.hpp"
 #include "gpuaas/core/daemon_config.hpp"
 #include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/kube/manifest_reader.hpp"
 #include "soak_probes.hpp"
+#include "soak_scene.hpp"
 
 namespace gpuaas::bench {
 namespace {
@@ -30,28 +32,6 @@ using std::chrono::seconds;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
-
-json loadavg() {
-  std::ifstream f("/proc/loadavg");
-  double a = 0, b = 0, c = 0;
-  f >> a >> b >> c;
-  return json::array({a, b, c});
-}
-
-std::string self_dir() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string(".") : p.parent_path().string();
-}
-
-std::string find_node_file(const std::string& given) {
-  if (!given.empty()) return given;
-  for (const char* c : {"../shared/manifests/gpu-node/virtual-gpu-node.yaml",
-                        "../../shared/manifests/gpu-node/virtual-gpu-node.yaml"}) {
-    if (std::filesystem::exists(c)) return c;
-  }
-  return "../shared/manifests/gpu-node/virtual-gpu-node.yaml";
-}
 
 struct Point {
   double t = 0;  // seconds since the paced phase began
@@ -121,6 +101,15 @@ double percentile(std::vector<double> v, double q) {
 
 double round3(double x) { return std::round(x * 1000) / 1000; }
 
+json latency_json(const std::vector<double>& v) {
+  return {{"count", v.size()},
+          {"p50", round3(percentile(v, 0.50))},
+          {"p90", round3(percentile(v, 0.90))},
+          {"p99", round3(percentile(v, 0.99))},
+          {"p999", round3(percentile(v, 0.999))},
+          {"max", round3(v.empty() ? 0 : *std::max_element(v.begin(), v.end()))}};
+}
+
 // Mean of `field` over the samples of quarter q (0..3) of the window (from, to] in seconds.
 double quarter_mean(const std::vector<Point>& pts, double from, double to, int q,
                     int64_t Point::*field) {
@@ -186,10 +175,11 @@ int run_soak_bench(const SoakOptions& o) {
                       wire::EventTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())));
   auto scene = traffic.setup(*policy);
-  for (const auto& m : scene) {
-    if (auto s = (*pub)->publish_stored_async(m, std::string(*m.header("ce-id"))); !s) return 3;
+  if (auto st = publish_all(**pub, scene); !st) {
+    std::cerr << "gpuaas-bench soak: publishing the scene: " << st.message() << "\n";
+    return 3;
   }
-  if (auto s = (*pub)->wait_stored(seconds(60)); !s) return 3;
+  const double scene_publish_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   std::ofstream(dir + "/gpuaasd.yaml") << "subjectRoot: " << o.root
                                        << "\ntickInterval: 0s\npolicyWatchInterval: 0s\n"
                                           "policyFromStream: true\n";
@@ -203,12 +193,24 @@ int run_soak_bench(const SoakOptions& o) {
             << scene.size() << " scene events\n";
   const pid_t daemon_pid = daemon.pid();  // read by the sampler while alive() may reset it
   Point first;
-  for (auto end = Clock::now() + seconds(60); Clock::now() < end && !g_interrupted;) {
+  // A preload has the daemon decide about every pending Job too: until all are counted.
+  auto has_scene = [&] {
+    return first.applied >= static_cast<int64_t>(scene.size()) &&
+           (o.mix.pending == 0 || first.pending_workloads >= o.mix.pending);
+  };
+  const auto scene_bound = seconds(std::max<int64_t>(60, static_cast<int64_t>(scene.size()) / 50));
+  auto report = Clock::now() + seconds(10);
+  for (auto end = Clock::now() + scene_bound; Clock::now() < end && !g_interrupted;) {
     first = sample(**mon, cfg, daemon_pid, admin_port, 0);
-    if (first.applied >= static_cast<int64_t>(scene.size()) || !daemon.alive()) break;
+    if (has_scene() || !daemon.alive()) break;
+    if (Clock::now() >= report) {
+      report += seconds(10);
+      std::cerr << "soak: preload: applied " << first.applied << " of " << scene.size()
+                << ", pending workloads " << first.pending_workloads << "\n";
+    }
     std::this_thread::sleep_for(milliseconds(200));
   }
-  if (first.applied < static_cast<int64_t>(scene.size())) {
+  if (!has_scene()) {
     std::cerr << "gpuaas-bench soak: gpuaasd did not apply the scene (see " << dir
               << "/gpuaasd.log)\n";
     return 3;
@@ -283,9 +285,12 @@ int run_soak_bench(const SoakOptions& o) {
     const auto elapsed = now - start;
     const auto owed =
         static_cast<uint64_t>(o.rate * std::chrono::duration<double>(elapsed).count());
-    while (published < owed) {
-      bus::Message m = traffic.next(elapsed, now);
-      if (auto s = (*pub)->publish_stored_async(m, std::string(*m.header("ce-id"))); !s) {
+    // With a scrape interval, what is due by now; else what the rate owes, scrapes filling it.
+    const bool by_rate = o.mix.scrape_seconds <= 0;
+    while (!by_rate || published < owed) {
+      auto m = by_rate ? std::optional(traffic.next(elapsed, now)) : traffic.next_due(elapsed, now);
+      if (!m) break;
+      if (auto s = (*pub)->publish_stored_async(*m, std::string(*m->header("ce-id"))); !s) {
         error = s.message();
         break;
       }
@@ -362,23 +367,8 @@ int run_soak_bench(const SoakOptions& o) {
         {"live_at_end", traffic.live_jobs()},
         {"admit_actions_for_unknown_jobs", c.admissions_unknown}}},
       {"actions_by_rule", rules},
-      {"latency_ms",
-       {{"what", "Job ADDED published -> its admit action received on the actions subject"},
-        {"count", lat.size()},
-        {"p50", round3(percentile(lat, 0.50))},
-        {"p90", round3(percentile(lat, 0.90))},
-        {"p99", round3(percentile(lat, 0.99))},
-        {"p999", round3(percentile(lat, 0.999))},
-        {"max", round3(lat.empty() ? 0 : *std::max_element(lat.begin(), lat.end()))}}},
-      {"latency_ms_in_window",
-       {{"count", lat_window.size()},
-        {"p50", round3(percentile(lat_window, 0.50))},
-        {"p90", round3(percentile(lat_window, 0.90))},
-        {"p99", round3(percentile(lat_window, 0.99))},
-        {"p999", round3(percentile(lat_window, 0.999))},
-        {"max",
-         round3(lat_window.empty() ? 0
-                                   : *std::max_element(lat_window.begin(), lat_window.end()))}}},
+      {"latency_ms", latency_json(lat)},
+      {"latency_ms_in_window", latency_json(lat_window)},
       {"series", series},
       {"final", point_json(last)},
       {"verdict",
@@ -407,6 +397,17 @@ int run_soak_bench(const SoakOptions& o) {
         {"loadavg_after", loadavg()}}},
       {"startup_seconds", round3(std::chrono::duration<double>(start - t0).count())},
   };
+  out["latency_ms"]["what"] =
+      "Job ADDED published -> its admit action received on the actions subject";
+  if (!o.scene.empty() || o.mix.cluster_queues > 0 || o.mix.pending > 0 ||
+      o.mix.scrape_seconds > 0) {
+    out["scene"] = soak_scene_json(o.scene, o.mix);
+    out["preload"] = {
+        {"events", scene.size()},
+        {"publish_seconds", round3(scene_publish_seconds)},
+        {"applied_seconds", round3(std::chrono::duration<double>(start - t0).count())},
+        {"pending_workloads_at_start", first.pending_workloads}};
+  }
   if (!error.empty()) out["error"] = error;
   if (!error.empty() || !(rss_flat && pending_flat)) out["gpuaasd_log"] = dir + "/gpuaasd.log";
   if (g_interrupted) out["interrupted"] = true;

@@ -26,6 +26,7 @@ struct SoakOptions {
   std::string plugins;    // default: ../plugins from there
   std::string node_file;  // a Node manifest (default ../shared/manifests/gpu-node/...)
   std::string root = "gpuaas-soak";
+  std::string scene;             // the --scene name, for the JSON line ("": the default mix)
   double rss_growth = 0.10;      // flat: last-quarter RSS <= second-quarter RSS * (1 + this)
   double rss_allowance_mib = 8;  // ... + this
   double pending_bound = 0;      // flat: last-quarter mean <= first's + this (0: 2 s of events)

@@ -1,6 +1,7 @@
 #include "soak_traffic.hpp"
 
 #include "gpuaas/core/object_decoder.hpp"
+#include "soak_scene.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +14,7 @@ namespace gpuaas::bench {
 // quota, so team a (which submits more) borrows what team b leaves. No preemption: nothing here
 // plays the Job controller that would stop a preempted Job.
 std::string soak_policy_yaml(const SoakMix& m) {
+  if (m.cluster_queues > 0) return soak_queues_policy_yaml(m);
   std::ostringstream y;
   const char* flavors[][2] = {{"h100", "NVIDIA-H100-80GB-HBM3"}, {"a100", "NVIDIA-A100-SXM4-80GB"}};
   for (const auto& f : flavors) {
@@ -189,10 +191,23 @@ std::vector<bus::Message> SoakTraffic::setup(const std::string& policy_set_json)
     node["metadata"]["labels"]["nvidia.com/gpu.count"] = std::to_string(mix_.gpus_per_node);
     out.push_back(object_event("", "Node", wire::ChangeType::kAdded, node));
   }
+  for (int i = 0; i < mix_.pending; ++i) out.push_back(pending_job(i));
   return out;
 }
 
-bus::Message SoakTraffic::next(Clock::duration elapsed, Clock::time_point now) {
+// A Job of more 8-GPU pods than its cohort has GPUs of either flavor: it stays pending, and is
+// retried whenever quota returns to its cohort.
+bus::Message SoakTraffic::pending_job(int i) {
+  const std::string ns = mix_.cluster_queues > 0 ? soak_namespace(i % mix_.cluster_queues)
+                                                 : std::string(kTeams[i % 2]);
+  const std::string name = "soak-pending-" + std::to_string(i);
+  json job = job_object(ns, name, 8, next_rv(), wire::format_rfc3339(now_));
+  job["spec"]["parallelism"] = soak_pending_pods(mix_);
+  job["spec"]["completions"] = soak_pending_pods(mix_);
+  return object_event(ns, "Job", wire::ChangeType::kAdded, job);
+}
+
+std::optional<bus::Message> SoakTraffic::timed(Clock::duration elapsed, Clock::time_point now) {
   now_ = start_ + duration_cast<nanoseconds>(elapsed);
   if (elapsed >= static_cast<int64_t>(next_tick_) * mix_.tick_interval) return tick();
   while (!due_.empty() && due_.top().at <= elapsed) {
@@ -200,7 +215,7 @@ bus::Message SoakTraffic::next(Clock::duration elapsed, Clock::time_point now) {
     due_.pop();
     if (auto m = job_step(d)) {
       ++counts_.job_events;
-      return std::move(*m);
+      return m;
     }
   }
   if (mix_.job_rate > 0 &&
@@ -208,6 +223,19 @@ bus::Message SoakTraffic::next(Clock::duration elapsed, Clock::time_point now) {
     ++counts_.job_events;
     return new_job(now);
   }
+  return std::nullopt;
+}
+
+bus::Message SoakTraffic::next(Clock::duration elapsed, Clock::time_point now) {
+  if (auto m = timed(elapsed, now)) return std::move(*m);
+  return scrape(static_cast<int>(next_node_++ % static_cast<uint64_t>(mix_.nodes)));
+}
+
+std::optional<bus::Message> SoakTraffic::next_due(Clock::duration elapsed, Clock::time_point now) {
+  if (auto m = timed(elapsed, now)) return m;
+  // Scrape k is due at k * scrape_seconds / nodes: every node once per scrape_seconds, evenly.
+  const double at = static_cast<double>(next_node_) * mix_.scrape_seconds / mix_.nodes;
+  if (mix_.scrape_seconds <= 0 || elapsed < std::chrono::duration<double>(at)) return std::nullopt;
   return scrape(static_cast<int>(next_node_++ % static_cast<uint64_t>(mix_.nodes)));
 }
 
@@ -222,7 +250,10 @@ bus::Message SoakTraffic::tick() {
 
 bus::Message SoakTraffic::new_job(Clock::time_point now) {
   // Team a submits more than its nominal share, so it borrows from team b through the cohort.
-  const std::string ns = kTeams[rng_() % 5 < 3 ? 0 : 1];
+  const std::string ns =
+      mix_.cluster_queues > 0
+          ? soak_namespace(static_cast<int>(rng_() % static_cast<uint64_t>(mix_.cluster_queues)))
+          : std::string(kTeams[rng_() % 5 < 3 ? 0 : 1]);
   const uint64_t r = rng_() % 20;  // 1 GPU 50 %, 2 GPUs 25 %, 4 GPUs 15 %, 8 GPUs 10 %
   const int gpus = r < 10 ? 1 : r < 15 ? 2 : r < 18 ? 4 : 8;
   const std::string name = "soak-job-" + std::to_string(next_job_++);

@@ -31,9 +31,16 @@ struct SoakMix {
   std::chrono::milliseconds admit_timeout{60000};  // a Job not admitted by then is deleted
   std::chrono::milliseconds tick_interval{1000};   // gpuaasd's default clock
   uint64_t seed = 1;
+  // The queues scene (soak_scene.hpp) when > 0: ClusterQueues cq-k in `cohorts` cohorts, one
+  // LocalQueue `main` each in namespace team-k. 0: the two teams.
+  int cluster_queues = 0;
+  int cohorts = 1;
+  int pending = 0;            // Jobs too large for their cohort, published with the scene
+  double scrape_seconds = 0;  // > 0: each node scraped this often; 0: scrapes fill the rate
 };
 
-// The soak's policy: two teams in one cohort over the mix's H100 and A100 nodes.
+// The soak's policy: two teams in one cohort over the mix's H100 and A100 nodes, or the queues
+// scene's ClusterQueues when the mix has them.
 std::string soak_policy_yaml(const SoakMix& m);
 
 struct SoakCounts {
@@ -48,11 +55,14 @@ class SoakTraffic {
   SoakTraffic(SoakMix mix, const std::string& root, nlohmann::json node_template,
               wire::EventTime start);
 
-  // The scene, published before the paced events: the PolicySet object and the Nodes.
+  // The scene, published before the paced events: the PolicySet object, the Nodes and the
+  // mix's pending Jobs.
   std::vector<bus::Message> setup(const std::string& policy_set_json);
   // The next event at `elapsed` since the start (event time runs with it): a tick when due,
   // else a Job step when due, else a new Job when due, else one node's dcgm scrape.
   bus::Message next(Clock::duration elapsed, Clock::time_point now);
+  // The same, but a scrape only when due by `scrape_seconds`; none when nothing is due.
+  std::optional<bus::Message> next_due(Clock::duration elapsed, Clock::time_point now);
   // An admit action for ns/name arrived at `at` with this merge patch.
   void admitted(const std::string& ns, const std::string& name, const std::string& patch,
                 Clock::duration elapsed, Clock::time_point at);
@@ -94,7 +104,9 @@ class SoakTraffic {
 
   bus::Message object_event(const std::string& ns, const std::string& kind, wire::ChangeType change,
                             const nlohmann::json& obj);
+  std::optional<bus::Message> timed(Clock::duration elapsed, Clock::time_point now);
   bus::Message new_job(Clock::time_point now);
+  bus::Message pending_job(int i);
   std::optional<bus::Message> job_step(const Due& d);
   bus::Message scrape(int node);
   bus::Message tick();

@@ -45,6 +45,20 @@ DaemonCounters::DaemonCounters(telemetry::Registry* registry) {
                "was replayed from its start instead.")
            .Register(*registry)
            .Add({});
+  snapshot_bytes = &telemetry::BuildGauge()
+                        .Name("gpuaas_snapshot_bytes")
+                        .Help("Size of the last snapshot written, in bytes.")
+                        .Register(*registry)
+                        .Add({});
+  // 1 ms to about 33 s: a large ledger history makes a snapshot of tens of MB.
+  snapshot_write_seconds =
+      &telemetry::BuildHistogram()
+           .Name("gpuaas_snapshot_write_seconds")
+           .Help(
+               "Wall time each snapshot held the intake: serializing the state and storing it "
+               "in the snapshot bucket.")
+           .Register(*registry)
+           .Add({}, telemetry::ExponentialBuckets(0.001, 2, 16));
   auto& refused = telemetry::BuildCounter()
                       .Name("gpuaas_api_requests_refused_total")
                       .Help(

@@ -38,6 +38,9 @@ struct DaemonCounters {
   uint64_t last_data_hash = 0;
   telemetry::Counter* snapshots_written = nullptr;
   telemetry::Counter* snapshots_refused = nullptr;
+  // The last snapshot's size, and how long each write held the intake (serialize and store).
+  telemetry::Gauge* snapshot_bytes = nullptr;
+  telemetry::Histogram* snapshot_write_seconds = nullptr;
   // API requests not answered or answered with an error, by reason.
   std::array<telemetry::Counter*, static_cast<std::size_t>(ApiRefusal::kCount)> api_refused{};
   std::atomic<uint64_t> api_refused_total{0};

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cctype>
+#include <chrono>
 #include <string_view>
 
 #include "gpuaas/base/archive.hpp"
@@ -42,6 +43,11 @@ struct Header {
 template <typename A>
 void archive_fields(A& a, Header& h) {
   a(h.magic, h.schema, h.version, h.stream, h.sequence, h.data_hash, h.admission);
+}
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
 std::string snapshot_key(const std::string& durable) {
@@ -80,6 +86,7 @@ Status Recovery::recover(const Replay& replay) {
     }
   }
   if (pos->delivered == 0 || pos->delivered < from) return Status::ok();
+  const auto replay_start = Clock::now();
   auto reader = ctx_.bus.open_reader(config.events_stream.name, from);
   if (!reader) return reader.status();
   const IntakeStats& st = ctx_.counters.stats;  // written by this thread only, while it replays
@@ -94,6 +101,9 @@ Status Recovery::recover(const Replay& replay) {
     }
     replay(**batch, pos->delivered, pos->ack_floor);
   }
+  // The restart's cost after the snapshot: what gpuaas-bench restart reads.
+  spdlog::info("replayed stream sequences {} to {} in {:.0f} ms", from, st.last_applied_sequence,
+               ms_since(replay_start));
   return Status::ok();
 }
 
@@ -135,6 +145,7 @@ Status Recovery::save_snapshot() {
   h.stream = ctx_.config.events_stream.name;
   h.admission = ctx_.pipeline != nullptr;
   std::string bytes;
+  const auto start = Clock::now();
   {
     std::shared_lock lock(ctx_.model_mu);
     h.sequence = counters.stats.last_applied_sequence;
@@ -147,14 +158,20 @@ Status Recovery::save_snapshot() {
     w(kEndMark);
     bytes = w.take();
   }
+  const double serialize_ms = ms_since(start);
   auto put = bus::put_chunked(*snapshots_, snapshot_key(ctx_.config.intake.durable), bytes);
   if (!put) return put.status();
+  const double total_ms = ms_since(start);
+  if (counters.snapshot_bytes != nullptr) counters.snapshot_bytes->Set(static_cast<double>(bytes.size()));
+  if (counters.snapshot_write_seconds != nullptr)
+    counters.snapshot_write_seconds->Observe(total_ms / 1000);
   std::unique_lock lock(ctx_.model_mu);
   counters.stats.snapshot_sequence = h.sequence;
   counters.stats.snapshot_bytes = bytes.size();
   ++counters.stats.snapshots_written;
   if (counters.snapshots_written != nullptr) counters.snapshots_written->Increment();
-  spdlog::debug("snapshot at stream sequence {}: {} bytes", h.sequence, bytes.size());
+  spdlog::debug("snapshot at stream sequence {}: {} bytes in {:.0f} ms ({:.0f} ms serializing)",
+                h.sequence, bytes.size(), total_ms, serialize_ms);
   return Status::ok();
 }
 
@@ -175,6 +192,7 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
   const DaemonConfig& config = ctx_.config;
   DaemonCounters& counters = ctx_.counters;
   const std::string key = snapshot_key(config.intake.durable);
+  const auto start = Clock::now();
   auto got = bus::get_chunked(*snapshots_, key);
   if (!got) {
     spdlog::warn("snapshot {}/{} not read ({}): replaying the stream from its start",
@@ -183,6 +201,7 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
   }
   if (!*got) return 0;
   const std::string& bytes = (*got)->value;
+  const double read_ms = ms_since(start);
   base::ArchiveReader r(bytes);
   Header h;
   r(h);
@@ -221,8 +240,10 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
     if (r.ok()) {
       counters.stats.last_applied_sequence = h.sequence;
       counters.stats.snapshot_sequence = h.sequence;
-      spdlog::info("state loaded from snapshot {}/{}: stream sequence {}, {} bytes",
-                   snapshots_->bucket(), key, h.sequence, bytes.size());
+      spdlog::info(
+          "state loaded from snapshot {}/{}: stream sequence {}, {} bytes in {:.0f} ms ({:.0f} ms "
+          "reading it from the bucket)",
+          snapshots_->bucket(), key, h.sequence, bytes.size(), ms_since(start), read_ms);
       return h.sequence;
     }
     why = r.error();
