@@ -50,13 +50,13 @@ DaemonCounters::DaemonCounters(telemetry::Registry* registry) {
                         .Help("Size of the last snapshot written, in bytes.")
                         .Register(*registry)
                         .Add({});
-  // 1 ms to about 33 s: a large ledger history makes a snapshot of tens of MB.
+  // 1 ms to about 33 s: a large model makes a snapshot of tens of MB.
   snapshot_write_seconds =
       &telemetry::BuildHistogram()
            .Name("gpuaas_snapshot_write_seconds")
            .Help(
-               "Wall time each snapshot held the intake: serializing the state and storing it "
-               "in the snapshot bucket.")
+               "Wall time each snapshot held the intake: serializing the state under the model "
+               "lock. The store into the snapshot bucket runs on a thread of its own.")
            .Register(*registry)
            .Add({}, telemetry::ExponentialBuckets(0.001, 2, 16));
   auto& refused = telemetry::BuildCounter()

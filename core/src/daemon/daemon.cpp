@@ -104,7 +104,9 @@ Status Daemon::run() {
 }
 
 Result<std::size_t> Daemon::step(std::chrono::milliseconds wait) {
-  return parts_->intake.step(wait);
+  auto n = parts_->intake.step(wait);
+  parts_->recovery.wait_stored();  // a round's snapshot is stored when it returns
+  return n;
 }
 
 void Daemon::stop() {

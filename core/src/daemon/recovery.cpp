@@ -132,59 +132,93 @@ Status Recovery::open_snapshots() {
   auto bucket = ctx_.bus.open_kv(kv);
   if (!bucket) return bucket.status();
   snapshots_ = std::move(bucket).value();
+  writer_ = std::make_unique<SnapshotWriter>(
+      [this](const std::string& bytes) { return store(bytes); },
+      [this](const Status& s, uint64_t sequence, std::size_t bytes) {
+        if (s)
+          stored(sequence, bytes);
+        else
+          spdlog::warn("snapshot at stream sequence {} not written: {}", sequence, s.message());
+      });
   return Status::ok();
 }
 
-Status Recovery::save_snapshot() {
-  if (!snapshots_) return Status::ok();
-  DaemonCounters& counters = ctx_.counters;
+std::optional<Recovery::Serialized> Recovery::serialize() {
   Header h;
   h.magic = kMagic;
   h.schema = kSchema;
   h.version = GPUAAS_VERSION_STRING;
   h.stream = ctx_.config.events_stream.name;
   h.admission = ctx_.pipeline != nullptr;
-  std::string bytes;
   const auto start = Clock::now();
-  {
-    std::shared_lock lock(ctx_.model_mu);
-    h.sequence = counters.stats.last_applied_sequence;
-    h.data_hash = counters.last_data_hash;
-    if (h.sequence == 0 || h.sequence == counters.stats.snapshot_sequence) return Status::ok();
-    base::ArchiveWriter w;
-    w(h);
-    ctx_.model.save_state(w);
-    if (ctx_.pipeline) ctx_.pipeline->save_state(w);
-    w(kEndMark);
-    bytes = w.take();
-  }
-  const double serialize_ms = ms_since(start);
+  std::shared_lock lock(ctx_.model_mu);
+  const IntakeStats& stats = ctx_.counters.stats;
+  h.sequence = stats.last_applied_sequence;
+  h.data_hash = ctx_.counters.last_data_hash;
+  if (h.sequence == 0 || h.sequence == stats.snapshot_sequence) return std::nullopt;
+  base::ArchiveWriter w;
+  w(h);
+  ctx_.model.save_state(w);
+  if (ctx_.pipeline) ctx_.pipeline->save_state(w);
+  w(kEndMark);
+  Serialized out{w.take(), h.sequence, 0};
+  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (ctx_.counters.snapshot_write_seconds != nullptr)
+    ctx_.counters.snapshot_write_seconds->Observe(out.seconds);
+  return out;
+}
+
+Status Recovery::store(const std::string& bytes) {
+  const auto start = Clock::now();
   auto put = bus::put_chunked(*snapshots_, snapshot_key(ctx_.config.intake.durable), bytes);
   if (!put) return put.status();
-  const double total_ms = ms_since(start);
-  if (counters.snapshot_bytes != nullptr) counters.snapshot_bytes->Set(static_cast<double>(bytes.size()));
-  if (counters.snapshot_write_seconds != nullptr)
-    counters.snapshot_write_seconds->Observe(total_ms / 1000);
-  std::unique_lock lock(ctx_.model_mu);
-  counters.stats.snapshot_sequence = h.sequence;
-  counters.stats.snapshot_bytes = bytes.size();
-  ++counters.stats.snapshots_written;
-  if (counters.snapshots_written != nullptr) counters.snapshots_written->Increment();
-  spdlog::debug("snapshot at stream sequence {}: {} bytes in {:.0f} ms ({:.0f} ms serializing)",
-                h.sequence, bytes.size(), total_ms, serialize_ms);
+  spdlog::debug("snapshot of {} bytes stored in {:.0f} ms", bytes.size(), ms_since(start));
   return Status::ok();
 }
 
+void Recovery::stored(uint64_t sequence, std::size_t bytes) {
+  DaemonCounters& counters = ctx_.counters;
+  if (counters.snapshot_bytes != nullptr) counters.snapshot_bytes->Set(static_cast<double>(bytes));
+  std::unique_lock lock(ctx_.model_mu);
+  counters.stats.snapshot_sequence = sequence;
+  counters.stats.snapshot_bytes = bytes;
+  ++counters.stats.snapshots_written;
+  if (counters.snapshots_written != nullptr) counters.snapshots_written->Increment();
+}
+
+Status Recovery::save_snapshot() {
+  if (!snapshots_) return Status::ok();
+  if (writer_) writer_->wait_idle();
+  auto snap = serialize();
+  if (!snap) return Status::ok();
+  if (auto s = store(snap->bytes); !s) return s;
+  stored(snap->sequence, snap->bytes.size());
+  return Status::ok();
+}
+
+bool Recovery::snapshot_due() const {
+  std::shared_lock lock(ctx_.model_mu);
+  const IntakeStats& st = ctx_.counters.stats;
+  return st.last_applied_sequence >= st.snapshot_sequence + ctx_.config.snapshots.every_events;
+}
+
 void Recovery::maybe_snapshot() {
-  if (!snapshots_) return;
-  uint64_t applied = 0, covered = 0;
-  {
-    std::shared_lock lock(ctx_.model_mu);
-    applied = ctx_.counters.stats.last_applied_sequence;
-    covered = ctx_.counters.stats.snapshot_sequence;
+  if (!snapshots_ || !snapshot_due()) return;
+  // Stores that fall behind slow the intake down rather than skip a snapshot: every one that
+  // is due is taken, at the same sequences whatever the bucket's speed.
+  if (writer_->busy()) {
+    writer_->wait_idle();
+    if (!snapshot_due()) return;
   }
-  if (applied < covered + ctx_.config.snapshots.every_events) return;
-  if (auto s = save_snapshot(); !s) spdlog::warn("snapshot not written: {}", s.message());
+  auto snap = serialize();
+  if (!snap) return;
+  // The store runs on the writer's thread: the intake goes on with the next batch meanwhile.
+  if (!writer_->submit(std::move(snap->bytes), snap->sequence))
+    spdlog::warn("snapshot at stream sequence {} not handed to its writer", snap->sequence);
+}
+
+void Recovery::wait_stored() {
+  if (writer_) writer_->wait_idle();
 }
 
 uint64_t Recovery::load_snapshot(uint64_t stream_last) {

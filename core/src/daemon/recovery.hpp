@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/context.hpp"
+#include "daemon/snapshot_writer.hpp"
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/bus/key_value.hpp"
@@ -29,10 +31,14 @@ class Recovery {
   // Rebuilds the empty model up to where the previous incarnation stopped.
   Status recover(const Replay& replay);
   // Writes a snapshot of everything applied (nothing when snapshots are off or it would cover
-  // what the last one does); with the model unlocked: takes the lock itself.
+  // what the last one does), after the store in flight if any; with the model unlocked: takes
+  // the lock itself. Returns once it is stored.
   Status save_snapshot();
-  // Writes one when enough events were applied since the last (config().snapshots).
+  // When enough events were applied since the last snapshot (config().snapshots): serializes
+  // one here and stores it on the writer's thread, after the store in flight if any.
   void maybe_snapshot();
+  // Returns once the snapshot handed to the writer, if any, is stored (or failed).
+  void wait_stored();
 
  private:
   Status open_snapshots();
@@ -40,9 +46,20 @@ class Recovery {
   // none it can use (the caller then replays from the stream's start).
   uint64_t load_snapshot(uint64_t stream_last);
   std::string covers_stream_event(uint64_t seq, uint64_t data_hash);
+  struct Serialized {
+    std::string bytes;
+    uint64_t sequence = 0;  // the stream sequence it covers
+    double seconds = 0;     // how long it held the model's lock
+  };
+  // The state now, unless the last snapshot covers it already.
+  std::optional<Serialized> serialize();
+  bool snapshot_due() const;
+  Status store(const std::string& bytes);
+  void stored(uint64_t sequence, std::size_t bytes);  // counts a stored snapshot
 
   DaemonContext& ctx_;
   std::unique_ptr<bus::KeyValue> snapshots_;
+  std::unique_ptr<SnapshotWriter> writer_;  // after snapshots_: stops before the bucket closes
 };
 
 }  // namespace gpuaas::core

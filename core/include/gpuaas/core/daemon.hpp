@@ -41,7 +41,8 @@ class Daemon {
   Status start();
   // Runs the intake until stop() is called; the batch in flight is finished and acked first.
   Status run();
-  // One fetch-apply-ack round; returns how many messages it took (for tests and tools).
+  // One fetch-apply-ack round; returns how many messages it took (for tests and tools). A
+  // snapshot the round took is stored when it returns (run() stores them in the background).
   Result<std::size_t> step(std::chrono::milliseconds wait);
   // Safe from any thread (not from a signal handler: use a signal-waiting thread).
   void stop();
