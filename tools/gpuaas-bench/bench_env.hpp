@@ -2,12 +2,17 @@
 // shared manifests are, how loaded the machine is, and the scene published to the stream.
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpuaas/base/status.hpp"
 #include "gpuaas/bus/bus.hpp"
+#include "gpuaas/bus/nats_server_process.hpp"
+#include "gpuaas/core/daemon_config.hpp"
 
 namespace gpuaas::bench {
 
@@ -19,6 +24,28 @@ std::string find_node_file(const std::string& given);
 
 // /proc/loadavg's three figures: what shared the machine.
 nlohmann::json loadavg();
+
+double round3(double x);
+double seconds_since(std::chrono::steady_clock::time_point t0);
+
+// The nats-server a benchmark runs against (given, or started on 127.0.0.1 and owned here) and
+// two connections to it: one to publish, one to watch.
+struct BenchBus {
+  std::unique_ptr<bus::NatsServerProcess> server;
+  std::string url;
+  std::unique_ptr<bus::Bus> pub, mon;
+};
+// Connects, and makes the daemon's three streams of `cfg` anew, empty. false: what failed is
+// on stderr after `who`.
+bool open_bench_bus(const std::optional<std::string>& server, const char* who,
+                    const core::DaemonConfig& cfg, BenchBus& out);
+
+// An admit action gpuaasd published: the Job's merge patch that unsuspends it.
+struct AdmitAction {
+  std::string ns, name, patch;
+};
+// The admit action `m` carries, if it is one (a Job MERGE_PATCH with spec.suspend false).
+std::optional<AdmitAction> admit_action(const bus::Message& m);
 
 // Publishes `msgs` to the stream in chunks, each confirmed before the next: nats.c stalls an
 // async publish past its pending bound (4,000), and a preload is tens of thousands of events.

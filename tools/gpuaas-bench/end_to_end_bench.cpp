@@ -34,10 +34,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-double since_s(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-double round3(double x) { return std::round(x * 1000) / 1000; }
+double since_s(Clock::time_point t0) { return seconds_since(t0); }
 
 double pct(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -152,23 +149,12 @@ int run_end_to_end_bench(const EndToEndOptions& o) {
     std::cerr << "gpuaas-bench end-to-end: cannot read a Node manifest; pass --node-file\n";
     return 3;
   }
-  std::unique_ptr<bus::NatsServerProcess> server;
-  const std::string url = bench_server_url(o.server, server, "gpuaas-bench end-to-end");
-  if (url.empty()) return 3;
   const auto cfg = core::default_config(o.root);
-  auto pub = bus::connect_nats({.url = url, .name = "gpuaas-bench-e2e"});
-  auto mon = bus::connect_nats({.url = url, .name = "gpuaas-bench-e2e-monitor"});
-  if (!pub || !mon) {
-    std::cerr << "gpuaas-bench end-to-end: cannot connect to " << url << "\n";
-    return 3;
-  }
-  for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream}) {
-    (void)(*pub)->delete_stream(s->name);
-    if (auto st = (*pub)->ensure_stream(*s); !st) {
-      std::cerr << "gpuaas-bench end-to-end: " << st.message() << "\n";
-      return 3;
-    }
-  }
+  BenchBus bb;
+  if (!open_bench_bus(o.server, "gpuaas-bench end-to-end", cfg, bb)) return 3;
+  const std::string& url = bb.url;
+  auto& pub = bb.pub;
+  auto& mon = bb.mon;
   std::string dir = (std::filesystem::temp_directory_path() / "gpuaas-e2e-XXXXXX").string();
   if (::mkdtemp(dir.data()) == nullptr) return 3;
   SoakMix mix = o.mix;
@@ -185,7 +171,7 @@ int run_end_to_end_bench(const EndToEndOptions& o) {
                       wire::EventTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())));
   const auto scene = traffic.setup(*policy);
-  if (auto st = publish_all(**pub, scene); !st) {
+  if (auto st = publish_all(*pub, scene); !st) {
     std::cerr << "gpuaas-bench end-to-end: publishing the scene: " << st.message() << "\n";
     return 3;
   }
@@ -215,24 +201,21 @@ int run_end_to_end_bench(const EndToEndOptions& o) {
             << " Jobs now\n";
 
   Admits admits;
-  auto sub = (*mon)->subscribe(
-      bus::Subjects(o.root).all(bus::SubjectCategory::kActions), [&](const bus::Message& m) {
-        const auto now = Clock::now();
-        v1::Action a;
-        if (!a.ParseFromArray(m.data.data(), static_cast<int>(m.data.size()))) return;
-        if (a.target().kind() != "Job" || a.operation() != v1::Action::MERGE_PATCH) return;
-        const json body = json::parse(a.body_json(), nullptr, false);
-        if (!body.is_object() || body.value("spec", json::object()).value("suspend", true)) return;
-        std::lock_guard lock(admits.mu);
-        if (admits.at.emplace(a.target().name(), now).second) admits.last = now;
-      });
+  auto sub = mon->subscribe(bus::Subjects(o.root).all(bus::SubjectCategory::kActions),
+                            [&](const bus::Message& m) {
+                              const auto now = Clock::now();
+                              auto admit = admit_action(m);
+                              if (!admit) return;
+                              std::lock_guard lock(admits.mu);
+                              if (admits.at.emplace(admit->name, now).second) admits.last = now;
+                            });
   if (!sub) {
     std::cerr << "gpuaas-bench end-to-end: " << sub.status().message() << "\n";
     return 3;
   }
   std::unordered_map<std::string, Clock::time_point> sent;
   const auto t0 = Clock::now();
-  std::string error = publish_jobs(o, **pub, **mon, traffic, scene.size(), t0, sent);
+  std::string error = publish_jobs(o, *pub, *mon, traffic, scene.size(), t0, sent);
   const double publish_s = since_s(t0);
   // Until every Job is admitted, or none was for 10 s after gpuaasd applied all (bounded).
   const auto last_seq = static_cast<double>(traffic.counts().events);  // the scene's included

@@ -34,10 +34,7 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-double since_s(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-double round3(double x) { return std::round(x * 1000) / 1000; }
+double since_s(Clock::time_point t0) { return seconds_since(t0); }
 double mib(int64_t bytes) { return std::round(static_cast<double>(bytes) / (1 << 20) * 10) / 10; }
 
 int64_t peak_rss_bytes(pid_t pid) {  // VmHWM
@@ -115,10 +112,6 @@ Gpuaasd start_daemon(const Setup& s, const std::string& name) {
   return d;
 }
 
-struct Admission {
-  std::string ns, name, patch;
-};
-
 // Publishes the history after the scene, unpaced: event time advances by 1/rate per event, and
 // gpuaasd's admit actions are handed back to the traffic as they come (the bridge's part), so
 // Jobs run their pods' lives on the nodes gpuaasd chose. Publishing stays at most `window`
@@ -126,17 +119,14 @@ struct Admission {
 std::string publish_history(const RestartOptions& o, bus::Bus& pub, bus::Bus& mon,
                             SoakTraffic& traffic, uint64_t first, Child& daemon, Out& out) {
   std::mutex mu;
-  std::vector<Admission> inbox;
-  auto sub = mon.subscribe(
-      bus::Subjects(o.root).all(bus::SubjectCategory::kActions), [&](const bus::Message& m) {
-        v1::Action a;
-        if (!a.ParseFromArray(m.data.data(), static_cast<int>(m.data.size()))) return;
-        if (a.target().kind() != "Job" || a.operation() != v1::Action::MERGE_PATCH) return;
-        json body = json::parse(a.body_json(), nullptr, false);
-        if (!body.is_object() || body.value("spec", json::object()).value("suspend", true)) return;
-        std::lock_guard lock(mu);
-        inbox.push_back({a.target().namespace_(), a.target().name(), a.body_json()});
-      });
+  std::vector<AdmitAction> inbox;
+  auto sub = mon.subscribe(bus::Subjects(o.root).all(bus::SubjectCategory::kActions),
+                           [&](const bus::Message& m) {
+                             auto admit = admit_action(m);
+                             if (!admit) return;
+                             std::lock_guard lock(mu);
+                             inbox.push_back(std::move(*admit));
+                           });
   if (!sub) return sub.status().message();
   const auto core_settings = core::default_config(o.root);
   bus::ConsumerSettings cs;
@@ -149,7 +139,7 @@ std::string publish_history(const RestartOptions& o, bus::Bus& pub, bus::Bus& mo
     const auto elapsed = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(static_cast<double>(n - first) / o.rate));
     if ((n - first) % 500 == 0) {
-      std::vector<Admission> got;
+      std::vector<AdmitAction> got;
       {
         std::lock_guard lock(mu);
         got.swap(inbox);
@@ -282,11 +272,16 @@ void record_restart(const Restarted& r, const Summary& want, const Gpuaasd& d, c
   out[p + "peak_rss_mb"] = mib(peak_rss_bytes(pid));
 }
 
+// gpuaasd's snapshot bucket (Recovery::open_snapshots) for the default settings.
+std::string snapshot_bucket(const core::DaemonConfig& cfg) {
+  const std::string& events = cfg.events_stream.name;
+  return events.substr(0, events.rfind('_')) + "_SNAPSHOT";
+}
+
 // The stored snapshot as a reader gets it: its size and how long reading it takes.
 void read_stored_snapshot(bus::Bus& bus, const core::DaemonConfig& cfg, Out& out) {
   bus::KvSettings kv;  // as gpuaasd opens it, so that opening changes nothing
-  const std::string& events = cfg.events_stream.name;
-  kv.bucket = events.substr(0, events.rfind('_')) + "_SNAPSHOT";
+  kv.bucket = snapshot_bucket(cfg);
   kv.replicas = cfg.snapshots.replicas;
   auto bucket = bus.open_kv(kv);
   if (!bucket) return;
@@ -344,32 +339,21 @@ Summary before_kill(const RestartOptions& o, const Setup& s, Gpuaasd& d, bus::Bu
 void cleanup_streams(bus::Bus& bus, const core::DaemonConfig& cfg) {
   for (const auto* st : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream})
     (void)bus.delete_stream(st->name);
-  const std::string& events = cfg.events_stream.name;
-  (void)bus.delete_kv(events.substr(0, events.rfind('_')) + "_SNAPSHOT");
+  (void)bus.delete_kv(snapshot_bucket(cfg));
 }
 
 }  // namespace
 
 int run_restart_bench(const RestartOptions& o) {
   const json load_before = loadavg();
-  std::unique_ptr<bus::NatsServerProcess> server;
   Setup s;
-  s.url = bench_server_url(o.server, server, "gpuaas-bench restart");
-  if (s.url.empty()) return 3;
-  auto pub = bus::connect_nats({.url = s.url, .name = "gpuaas-bench-restart"});
-  auto mon = bus::connect_nats({.url = s.url, .name = "gpuaas-bench-restart-monitor"});
-  if (!pub || !mon) {
-    std::cerr << "gpuaas-bench restart: cannot connect to " << s.url << "\n";
-    return 3;
-  }
   const auto cfg = core::default_config(o.root);
-  cleanup_streams(**pub, cfg);  // a run before this one left nothing behind that counts
-  for (const auto* st : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream}) {
-    if (auto made = (*pub)->ensure_stream(*st); !made) {
-      std::cerr << "gpuaas-bench restart: " << made.message() << "\n";
-      return 3;
-    }
-  }
+  BenchBus bb;
+  if (!open_bench_bus(o.server, "gpuaas-bench restart", cfg, bb)) return 3;
+  s.url = bb.url;
+  auto& pub = bb.pub;
+  auto& mon = bb.mon;
+  (void)pub->delete_kv(snapshot_bucket(cfg));  // a run before this one left no snapshot behind
   s.dir = (std::filesystem::temp_directory_path() / "gpuaas-restart-XXXXXX").string();
   if (::mkdtemp(s.dir.data()) == nullptr) return 3;
   const std::string bin = self_dir();
@@ -383,7 +367,7 @@ int run_restart_bench(const RestartOptions& o) {
                           << "snapshots: {everyEvents: " << o.every_events << "}\n";
   Out out = {{"bench", "restart"}, {"events", o.events}, {"every_events", o.every_events}};
   Gpuaasd d;
-  if (auto e = fill(o, s, **pub, **mon, d, out); !e.empty()) {
+  if (auto e = fill(o, s, *pub, *mon, d, out); !e.empty()) {
     out["error"] = e;
     out["gpuaasd_log"] = d.log;
     std::cout << out.dump() << "\n";
@@ -391,7 +375,7 @@ int run_restart_bench(const RestartOptions& o) {
   }
   std::cerr << "restart: " << o.events << " events applied (publish " << out["publish_s"]
             << " s, all applied " << out["applied_s"] << " s)\n";
-  const Summary want = before_kill(o, s, d, **mon, out);
+  const Summary want = before_kill(o, s, d, *mon, out);
   std::vector<std::string> problems;
   if (!want.ok) problems.push_back("gpuaasctl state did not answer before the restart");
   if (want.nodes != o.mix.nodes)
@@ -417,7 +401,7 @@ int run_restart_bench(const RestartOptions& o) {
                     {"loadavg_before", load_before},
                     {"loadavg_after", loadavg()}};
   (void)d.child->stop(SIGTERM, seconds(60));
-  if (o.server) cleanup_streams(**pub, cfg);
+  if (o.server) cleanup_streams(*pub, cfg);
   if (!problems.empty()) {
     out["problems"] = problems;
     out["dir"] = s.dir;

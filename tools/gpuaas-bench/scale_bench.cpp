@@ -36,7 +36,6 @@ using wire::EventTime;
 constexpr auto kScan = core::scaleout::PoolScaler::kScanInterval;
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-double round3(double v) { return std::round(v * 1000) / 1000; }
 
 // Nearest-rank percentile of a sorted sample.
 double pct(const std::vector<double>& sorted, double p) {

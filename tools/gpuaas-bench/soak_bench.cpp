@@ -99,8 +99,6 @@ double percentile(std::vector<double> v, double q) {
   return v[std::min(i, v.size() - 1)];
 }
 
-double round3(double x) { return std::round(x * 1000) / 1000; }
-
 json latency_json(const std::vector<double>& v) {
   return {{"count", v.size()},
           {"p50", round3(percentile(v, 0.50))},
@@ -143,23 +141,12 @@ int run_soak_bench(const SoakOptions& o) {
               << "; pass --node-file\n";
     return 3;
   }
-  std::unique_ptr<bus::NatsServerProcess> server;
-  const std::string url = bench_server_url(o.server, server, "gpuaas-bench soak");
-  if (url.empty()) return 3;
   auto cfg = core::default_config(o.root);
-  auto pub = bus::connect_nats({.url = url, .name = "gpuaas-bench-soak"});
-  auto mon = bus::connect_nats({.url = url, .name = "gpuaas-bench-soak-monitor"});
-  if (!pub || !mon) {
-    std::cerr << "gpuaas-bench soak: cannot connect to " << url << "\n";
-    return 3;
-  }
-  for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream}) {
-    (void)(*pub)->delete_stream(s->name);
-    if (auto st = (*pub)->ensure_stream(*s); !st) {
-      std::cerr << "gpuaas-bench soak: " << st.message() << "\n";
-      return 3;
-    }
-  }
+  BenchBus bb;
+  if (!open_bench_bus(o.server, "gpuaas-bench soak", cfg, bb)) return 3;
+  const std::string& url = bb.url;
+  auto& pub = bb.pub;
+  auto& mon = bb.mon;
   std::string dir = (std::filesystem::temp_directory_path() / "gpuaas-soak-XXXXXX").string();
   if (::mkdtemp(dir.data()) == nullptr) return 3;
   std::ofstream(dir + "/policy.yaml") << soak_policy_yaml(o.mix);
@@ -175,7 +162,7 @@ int run_soak_bench(const SoakOptions& o) {
                       wire::EventTime(std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::system_clock::now().time_since_epoch())));
   auto scene = traffic.setup(*policy);
-  if (auto st = publish_all(**pub, scene); !st) {
+  if (auto st = publish_all(*pub, scene); !st) {
     std::cerr << "gpuaas-bench soak: publishing the scene: " << st.message() << "\n";
     return 3;
   }
@@ -201,7 +188,7 @@ int run_soak_bench(const SoakOptions& o) {
   const auto scene_bound = seconds(std::max<int64_t>(60, static_cast<int64_t>(scene.size()) / 50));
   auto report = Clock::now() + seconds(10);
   for (auto end = Clock::now() + scene_bound; Clock::now() < end && !g_interrupted;) {
-    first = sample(**mon, cfg, daemon_pid, admin_port, 0);
+    first = sample(*mon, cfg, daemon_pid, admin_port, 0);
     if (has_scene() || !daemon.alive()) break;
     if (Clock::now() >= report) {
       report += seconds(10);
@@ -220,18 +207,17 @@ int run_soak_bench(const SoakOptions& o) {
   std::mutex mu;
   std::vector<Admission> inbox;
   std::map<std::string, uint64_t> rules;
-  auto sub = (*mon)->subscribe(
-      bus::Subjects(o.root).all(bus::SubjectCategory::kActions), [&](const bus::Message& m) {
-        const auto at = Clock::now();
-        v1::Action a;
-        if (!a.ParseFromArray(m.data.data(), static_cast<int>(m.data.size()))) return;
-        std::lock_guard lock(mu);
-        ++rules[a.rule()];
-        if (a.target().kind() != "Job" || a.operation() != v1::Action::MERGE_PATCH) return;
-        json body = json::parse(a.body_json(), nullptr, false);
-        if (!body.is_object() || body.value("spec", json::object()).value("suspend", true)) return;
-        inbox.push_back({a.target().namespace_(), a.target().name(), a.body_json(), at});
-      });
+  auto sub = mon->subscribe(bus::Subjects(o.root).all(bus::SubjectCategory::kActions),
+                            [&](const bus::Message& m) {
+                              const auto at = Clock::now();
+                              v1::Action a;
+                              if (!a.ParseFromArray(m.data.data(), static_cast<int>(m.data.size())))
+                                return;
+                              std::lock_guard lock(mu);
+                              ++rules[a.rule()];
+                              if (auto admit = admit_action(m))
+                                inbox.push_back({admit->ns, admit->name, admit->patch, at});
+                            });
   if (!sub) {
     std::cerr << "gpuaas-bench soak: " << sub.status().message() << "\n";
     return 3;
@@ -254,7 +240,7 @@ int run_soak_bench(const SoakOptions& o) {
       while (Clock::now() < when && !done) std::this_thread::sleep_for(milliseconds(50));
       if (done) break;
       double t = std::chrono::duration<double>(Clock::now() - start).count();
-      Point p = sample(**mon, cfg, daemon_pid, admin_port, t);
+      Point p = sample(*mon, cfg, daemon_pid, admin_port, t);
       std::lock_guard lock(mu);
       points.push_back(p);
       std::cerr << "soak: t=" << std::lround(t) << "s rss=" << p.rss / (1 << 20)
@@ -290,13 +276,13 @@ int run_soak_bench(const SoakOptions& o) {
     while (!by_rate || published < owed) {
       auto m = by_rate ? std::optional(traffic.next(elapsed, now)) : traffic.next_due(elapsed, now);
       if (!m) break;
-      if (auto s = (*pub)->publish_stored_async(*m, std::string(*m->header("ce-id"))); !s) {
+      if (auto s = pub->publish_stored_async(*m, std::string(*m->header("ce-id"))); !s) {
         error = s.message();
         break;
       }
       ++published;
     }
-    if (auto s = (*pub)->wait_stored(seconds(30)); !s && error.empty()) error = s.message();
+    if (auto s = pub->wait_stored(seconds(30)); !s && error.empty()) error = s.message();
     if (!daemon.alive() && error.empty()) error = "gpuaasd exited during the soak";
     std::this_thread::sleep_until(start + o.burst * k);
   }
@@ -306,7 +292,7 @@ int run_soak_bench(const SoakOptions& o) {
   Point last;
   for (auto stop = Clock::now() + o.drain; Clock::now() < stop && !g_interrupted;) {
     handle_admissions();
-    last = sample(**mon, cfg, daemon_pid, admin_port,
+    last = sample(*mon, cfg, daemon_pid, admin_port,
                   std::chrono::duration<double>(Clock::now() - start).count());
     if (last.acked >= 0 && last.acked >= last.stream_last) break;
     std::this_thread::sleep_for(milliseconds(500));
@@ -321,7 +307,7 @@ int run_soak_bench(const SoakOptions& o) {
   const int daemon_exit = daemon.stop(SIGTERM, seconds(20));
   if (o.server) {
     for (const auto* s : {&cfg.events_stream, &cfg.actions_stream, &cfg.deadletter_stream})
-      (void)(*pub)->delete_stream(s->name);
+      (void)pub->delete_stream(s->name);
   }
 
   // The verdict: memory and backlog flat between the quarters of the paced phase.

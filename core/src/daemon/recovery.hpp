@@ -59,6 +59,7 @@ class Recovery {
 
   DaemonContext& ctx_;
   std::unique_ptr<bus::KeyValue> snapshots_;
+  std::size_t last_bytes_ = 0;  // the last snapshot's size, to reserve the next one's
   std::unique_ptr<SnapshotWriter> writer_;  // after snapshots_: stops before the bucket closes
 };
 

@@ -54,6 +54,8 @@ class ArchiveWriter {
     raw(&v, sizeof v);
   }
   std::size_t size() const { return out_.size(); }
+  // Room for `n` bytes up front: a large archive then grows without copies into fresh pages.
+  void reserve(std::size_t n) { out_.reserve(n); }
   std::string take() { return std::move(out_); }
 
  private:
