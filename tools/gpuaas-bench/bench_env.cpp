@@ -62,6 +62,23 @@ bool open_bench_bus(const std::optional<std::string>& server, const char* who,
   return true;
 }
 
+DaemonChild start_gpuaasd(const std::string& dir, const std::string& root, const std::string& url,
+                          const std::string& gpuaasd, const std::string& plugins) {
+  std::ofstream(dir + "/gpuaasd.yaml") << "subjectRoot: " << root
+                                       << "\ntickInterval: 0s\npolicyWatchInterval: 0s\n"
+                                          "policyFromStream: true\n";
+  DaemonChild d;
+  d.admin_port = bus::NatsServerProcess::free_port();
+  d.log = dir + "/gpuaasd.log";
+  d.child = std::make_unique<Child>(
+      std::vector<std::string>{gpuaasd.empty() ? self_dir() + "/gpuaasd" : gpuaasd, "--config",
+                               dir + "/gpuaasd.yaml", "--server", url, "--admin",
+                               "127.0.0.1:" + std::to_string(d.admin_port), "--plugins",
+                               plugins.empty() ? self_dir() + "/../plugins" : plugins},
+      d.log);
+  return d;
+}
+
 std::optional<AdmitAction> admit_action(const bus::Message& m) {
   v1::Action a;
   if (!a.ParseFromArray(m.data.data(), static_cast<int>(m.data.size()))) return std::nullopt;

@@ -13,6 +13,7 @@
 #include "gpuaas/bus/bus.hpp"
 #include "gpuaas/bus/nats_server_process.hpp"
 #include "gpuaas/core/daemon_config.hpp"
+#include "soak_probes.hpp"
 
 namespace gpuaas::bench {
 
@@ -39,6 +40,18 @@ struct BenchBus {
 // on stderr after `who`.
 bool open_bench_bus(const std::optional<std::string>& server, const char* who,
                     const core::DaemonConfig& cfg, BenchBus& out);
+
+// gpuaasd as a child process, as the benches run it: its config in DIR/gpuaasd.yaml (subject
+// root `root`, the policy from the stream, the clock from the stream's ticks), its log in
+// DIR/gpuaasd.log, its admin server and /metrics on a free 127.0.0.1 port. Empty `gpuaasd` and
+// `plugins`: beside this program.
+struct DaemonChild {
+  std::unique_ptr<Child> child;
+  int admin_port = 0;
+  std::string log;
+};
+DaemonChild start_gpuaasd(const std::string& dir, const std::string& root, const std::string& url,
+                          const std::string& gpuaasd, const std::string& plugins);
 
 // An admit action gpuaasd published: the Job's merge patch that unsuspends it.
 struct AdmitAction {

@@ -167,15 +167,9 @@ int run_soak_bench(const SoakOptions& o) {
     return 3;
   }
   const double scene_publish_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::ofstream(dir + "/gpuaasd.yaml") << "subjectRoot: " << o.root
-                                       << "\ntickInterval: 0s\npolicyWatchInterval: 0s\n"
-                                          "policyFromStream: true\n";
-  const std::string bin = o.gpuaasd.empty() ? self_dir() + "/gpuaasd" : o.gpuaasd;
-  const std::string plugins = o.plugins.empty() ? self_dir() + "/../plugins" : o.plugins;
-  const int admin_port = bus::NatsServerProcess::free_port();
-  Child daemon({bin, "--config", dir + "/gpuaasd.yaml", "--server", url, "--admin",
-                "127.0.0.1:" + std::to_string(admin_port), "--plugins", plugins},
-               dir + "/gpuaasd.log");
+  DaemonChild started = start_gpuaasd(dir, o.root, url, o.gpuaasd, o.plugins);
+  Child& daemon = *started.child;
+  const int admin_port = started.admin_port;
   std::cerr << "soak: gpuaasd pid " << daemon.pid() << " (log " << dir << "/gpuaasd.log), "
             << scene.size() << " scene events\n";
   const pid_t daemon_pid = daemon.pid();  // read by the sampler while alive() may reset it
