@@ -164,11 +164,10 @@ std::optional<Recovery::Serialized> Recovery::serialize() {
   ctx_.model.save_state(w);
   if (ctx_.pipeline) ctx_.pipeline->save_state(w);
   w(kEndMark);
-  Serialized out{w.take(), h.sequence, 0};
+  Serialized out{w.take(), h.sequence};
   last_bytes_ = out.bytes.size();
-  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (ctx_.counters.snapshot_write_seconds != nullptr)
-    ctx_.counters.snapshot_write_seconds->Observe(out.seconds);
+    ctx_.counters.snapshot_write_seconds->Observe(ms_since(start) / 1000);
   return out;
 }
 

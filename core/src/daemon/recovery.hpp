@@ -49,7 +49,6 @@ class Recovery {
   struct Serialized {
     std::string bytes;
     uint64_t sequence = 0;  // the stream sequence it covers
-    double seconds = 0;     // how long it held the model's lock
   };
   // The state now, unless the last snapshot covers it already.
   std::optional<Serialized> serialize();
@@ -59,7 +58,7 @@ class Recovery {
 
   DaemonContext& ctx_;
   std::unique_ptr<bus::KeyValue> snapshots_;
-  std::size_t last_bytes_ = 0;  // the last snapshot's size, to reserve the next one's
+  std::size_t last_bytes_ = 0;              // the last snapshot's size, to reserve the next one's
   std::unique_ptr<SnapshotWriter> writer_;  // after snapshots_: stops before the bucket closes
 };
 
