@@ -138,6 +138,14 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
                  [&](const YAML::Node& v) { return read_int(path, v, ha.replicas, 1); }}},
                "highAvailability");
          }},
+        {"api",
+         [&](const YAML::Node& n) {
+           return read_table(
+               path, n,
+               {{"forkAbove",
+                 [&](const YAML::Node& v) { return read_int(path, v, cfg.api_fork_above, -1); }}},
+               "api");
+         }},
         {"snapshots",
          [&](const YAML::Node& n) {
            auto& sn = cfg.snapshots;
@@ -152,7 +160,8 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
                  }},
                 {"bucket", [&](const YAML::Node& v) { return read_string(path, v, sn.bucket); }},
                 {"replicas",
-                 [&](const YAML::Node& v) { return read_int(path, v, sn.replicas, 1); }}},
+                 [&](const YAML::Node& v) { return read_int(path, v, sn.replicas, 1); }},
+                {"fork", [&](const YAML::Node& v) { return read_bool(path, v, sn.fork); }}},
                "snapshots");
          }},
         {"policies",

@@ -210,6 +210,16 @@ TEST_F(DaemonConfigFileTest, Snapshots) {
             std::string::npos)
       << load("snapshots: {everyEvents: -1}\n");
   EXPECT_NE(load("snapshots: {every: 5}\n").find("unknown setting \"every\""), std::string::npos);
+  EXPECT_EQ(default_config().api_fork_above, 1000);
+  EXPECT_EQ(load("api: {forkAbove: -1}\n", &cfg), "");
+  EXPECT_EQ(cfg.api_fork_above, -1);
+  EXPECT_NE(load("api: {forkAbove: -2}\n").find(":1:18:"), std::string::npos)
+      << load("api: {forkAbove: -2}\n");
+  EXPECT_TRUE(default_config().snapshots.fork);
+  EXPECT_EQ(load("snapshots: {fork: false}\n", &cfg), "");
+  EXPECT_FALSE(cfg.snapshots.fork);
+  EXPECT_NE(load("snapshots: {fork: maybe}\n").find(":1:19:"), std::string::npos)
+      << load("snapshots: {fork: maybe}\n");
 }
 
 TEST_F(DaemonConfigFileTest, StreamNameFollowsRootWhateverTheKeyOrder) {
@@ -277,7 +287,7 @@ TEST_F(DaemonConfigFileTest, SyntaxErrorNamesFileLineColumn) {
 TEST_F(DaemonConfigFileTest, UnknownKeyIsNamedWithItsPosition) {
   EXPECT_EQ(load("server: nats://x\ncolour: blue\n"),
             path_ +
-                ":2:1: unknown setting \"colour\" in the configuration (known: admin, "
+                ":2:1: unknown setting \"colour\" in the configuration (known: admin, api, "
                 "highAvailability, intake, logFormat, logLevel, nats, pluginConfig, plugins, "
                 "policies, policyFromStream, "
                 "policyWatchInterval, server, snapshots, streams, subjectRoot, "

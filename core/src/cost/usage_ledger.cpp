@@ -7,12 +7,17 @@ namespace gpuaas::core::cost {
 
 namespace {
 
-// Snapshots for `--since`: one every 5 minutes of event time, 30 days of them.
+// Snapshots for `--since`: one every 5 minutes of event time, thinned as they age so that the
+// history (and the daemon's snapshot holding it) stops growing: every one for a day, the first
+// of each hour up to 30 days, the first of each day up to 400 days, none older.
 constexpr auto kSnapshotEvery = std::chrono::minutes(5);
-constexpr std::size_t kSnapshotsKept = 30 * 24 * 12;
+constexpr auto kFineFor = std::chrono::hours(24);
+constexpr auto kHourlyFor = std::chrono::hours(24 * 30);
+constexpr auto kDailyFor = std::chrono::hours(24 * 400);
 // A per-node or per-GPU series at zero this long (its node gone, its pod ended) is dropped; the
-// rows keep what it accrued.
-constexpr auto kDropIdleSeriesAfter = std::chrono::hours(1);
+// rows keep what it accrued. Long enough for any scrape to have read its last value; short
+// enough that a cluster's churn of pods does not pile up series.
+constexpr auto kDropIdleSeriesAfter = std::chrono::minutes(10);
 
 double seconds(wire::EventTime a, wire::EventTime b) {
   return std::chrono::duration<double>(b - a).count();
@@ -145,7 +150,28 @@ void UsageLedger::tick(wire::EventTime now) {
   }
   totals_.at = now;
   history_.push_back(totals_);
-  if (history_.size() > kSnapshotsKept) history_.pop_front();
+  // Once an hour is enough: the day-old edge moves by an hour between two passes.
+  const auto hour = std::chrono::floor<std::chrono::hours>(now);
+  if (hour != std::chrono::floor<std::chrono::hours>(history_[history_.size() - 2].at))
+    compact(now);
+}
+
+void UsageLedger::compact(wire::EventTime now) {
+  // Oldest first: each kept snapshot is the first of its day or hour, by age.
+  std::deque<Snapshot> kept;
+  wire::EventTime last_slot = wire::EventTime::min();
+  for (Snapshot& s : history_) {
+    const auto age = now - s.at;
+    if (age > kDailyFor) continue;
+    if (age > kFineFor) {
+      const wire::EventTime slot = age > kHourlyFor ? std::chrono::floor<std::chrono::days>(s.at)
+                                                    : std::chrono::floor<std::chrono::hours>(s.at);
+      if (slot == last_slot) continue;
+      last_slot = slot;
+    }
+    kept.push_back(std::move(s));
+  }
+  history_ = std::move(kept);
 }
 
 double UsageLedger::value(const Series& s, wire::EventTime now) const {

@@ -3,7 +3,7 @@
 // rate from the last change to the next, so a replay accrues the same figures and the cost of an
 // event is the sources it changed, not the size of the cluster. Totals per (namespace,
 // ClusterQueue) row outlive the per-node and per-GPU series, which end with their node;
-// snapshots every few minutes answer "since".
+// snapshots every few minutes, thinned with age, answer "since".
 #pragma once
 
 #include <compare>
@@ -107,6 +107,7 @@ class UsageLedger {
   // The snapshot at or before `t` (the ledger's start when none is that old: empty).
   Snapshot at_or_before(wire::EventTime t) const;
   wire::EventTime started() const { return started_; }
+  std::size_t history_size() const { return history_.size(); }
 
   // Snapshots (accounting_snapshot.cpp): every series, source, total and snapshot; a source's
   // pointers into its series are written as the series' keys and found again on load.
@@ -119,6 +120,7 @@ class UsageLedger {
     double gpus;
   };
   void start(wire::EventTime now);
+  void compact(wire::EventTime now);  // thins the history by age
   void accrue(Series& s, wire::EventTime now, Snapshot& into) const;
   std::map<std::pair<Measure, SeriesKey>, Series> series_;
   std::unordered_map<std::string, std::vector<Held>> sources_;

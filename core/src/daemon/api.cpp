@@ -60,7 +60,7 @@ Api::Api(DaemonContext& ctx) : ctx_(ctx) {}
 Api::~Api() { close(); }
 
 std::string Api::state_json() const {
-  std::shared_lock lock(ctx_.model_mu);
+  auto lock = read_lock();
   const DecisionPipeline* pipeline = ctx_.pipeline.get();
   return render_state_json(ctx_.model, with_action_results(ctx_.counters.stats, ctx_.applier),
                            ctx_.config, pipeline ? pipeline->queues_json(ctx_.model) : "[]",
@@ -75,7 +75,7 @@ std::string Api::state_answer(std::string_view body) const {
   }
   const std::size_t budget = reply_budget();
   const auto summary = [&] {
-    std::shared_lock lock(ctx_.model_mu);
+    auto lock = read_lock();
     const DecisionPipeline* pipeline = ctx_.pipeline.get();
     return render_state_summary(ctx_.model, with_action_results(ctx_.counters.stats, ctx_.applier),
                                 pipeline ? pipeline->pools_json(ctx_.model) : "[]");
@@ -86,7 +86,7 @@ std::string Api::state_answer(std::string_view body) const {
     case PageRequest::View::kSummary:
       return summary();
     case PageRequest::View::kPage: {
-      std::shared_lock lock(ctx_.model_mu);
+      auto lock = read_lock();
       return render_state_page(ctx_.model, *request, budget);
     }
     case PageRequest::View::kAuto:
@@ -96,7 +96,7 @@ std::string Api::state_answer(std::string_view body) const {
   if (whole.size() <= budget) return whole;
   json s = json::parse(summary());
   s["bytes_needed"] = whole.size();
-  s["max_payload"] = ctx_.bus.max_payload();
+  s["max_payload"] = max_payload();
   return s.dump();
 }
 
@@ -156,7 +156,7 @@ std::string Api::report_json(std::string_view since_seconds) const {
     constexpr int64_t kCentury = int64_t{100} * 365 * 24 * 3600;
     if (v < kCentury) since = std::chrono::seconds(v);
   }
-  std::shared_lock lock(ctx_.model_mu);
+  auto lock = read_lock();
   if (!ctx_.pipeline)
     return R"({"error":"the report needs a policy: gpuaasd runs without --policy"})";
   return ctx_.pipeline->report_json(ctx_.model, since);
@@ -164,7 +164,7 @@ std::string Api::report_json(std::string_view since_seconds) const {
 
 std::string Api::plugins_json() const {
   // The interpreter's own lock guards its plugin list; the model lock keeps it from changing
-  // under a concurrent apply.
+  // under a concurrent apply. Never answered by a forked child (that lock may be held there).
   std::shared_lock lock(ctx_.model_mu);
   const WorkloadInterpreter* in = ctx_.interpreter;
   return in == nullptr ? R"({"plugins":[],"refused":[]})" : in->plugins_json();
@@ -172,7 +172,7 @@ std::string Api::plugins_json() const {
 
 std::string Api::explain_json(std::string_view workload) const {
   if (!workload.empty() && workload.front() == '{') return explain_page(workload, "");
-  std::shared_lock lock(ctx_.model_mu);
+  auto lock = read_lock();
   if (!ctx_.pipeline) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
   return ctx_.pipeline->explain_json(workload, ctx_.model);
 }
@@ -189,7 +189,7 @@ std::string Api::explain_page(std::string_view body, std::string_view scope) con
     return not_found(request->namespace_);
   const std::string ns = scope.empty() ? request->namespace_ : std::string(scope);
   const std::size_t budget = reply_budget();
-  std::shared_lock lock(ctx_.model_mu);
+  auto lock = read_lock();
   if (!ctx_.pipeline) return R"({"error":"admission is off: gpuaasd runs without --policy"})";
   return ctx_.pipeline->explain_page(ctx_.model, request->after, ns, request->limit, budget);
 }
@@ -227,7 +227,7 @@ std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
     return answer;
   }
   if (endpoint == "state") {
-    std::shared_lock lock(ctx_.model_mu);
+    auto lock = read_lock();
     const ClusterModel& model = ctx_.model;
     const DecisionPipeline* pipeline = ctx_.pipeline.get();
     if (!pipeline) return render_namespace_state_json(model, ns);
@@ -252,14 +252,14 @@ std::string Api::scoped_json(std::string_view endpoint, std::string_view ns,
 }
 
 std::size_t Api::reply_budget() const {
-  const int64_t max_payload = ctx_.bus.max_payload();
-  return max_payload > 4096 ? static_cast<std::size_t>(max_payload - 4096) : 0;
+  const int64_t payload = max_payload();
+  return payload > 4096 ? static_cast<std::size_t>(payload - 4096) : 0;
 }
 
 // An answer the server would refuse (above its max_payload) would leave the asker waiting for a
 // timeout with nothing logged anywhere: it becomes an error that says so, and a warning here.
 std::string Api::fit_answer(std::string_view endpoint, std::string answer) const {
-  const int64_t max_payload = ctx_.bus.max_payload();
+  const int64_t max_payload = this->max_payload();
   if (answer.size() <= reply_budget()) return answer;
   spdlog::warn(
       "API {}: the answer is {} bytes, more than the NATS server's max_payload ({}) "
@@ -274,6 +274,7 @@ std::string Api::fit_answer(std::string_view endpoint, std::string answer) const
 }
 
 void Api::count_refusal(ApiRefusal reason) const {
+  if (in_forked_child()) return note_child_refusal(reason);  // the parent counts it
   if (auto* c = ctx_.counters.api_refused[static_cast<std::size_t>(reason)]) c->Increment();
   ctx_.counters.api_refused_total.fetch_add(1);
 }
@@ -307,28 +308,32 @@ std::optional<std::string> Api::answer(const bus::Message& request) const {
                               std::to_string(wire::find_invalid_utf8(request.data)) + ")"}}
         .dump();
   }
+  const std::string_view ns = at->namespace_token;
+  if (*known != "plugins" && fork_worth_it()) {
+    if (auto out = answer_forked(*known, ns, request)) return fit_answer(*known, std::move(*out));
+  }
+  return fit_answer(*known, dispatch(*known, ns, request));
+}
+
+std::string Api::dispatch(std::string_view endpoint, std::string_view ns,
+                          const bus::Message& request) const {
   try {
-    std::string out;
-    if (!at->namespace_token.empty()) {
-      out = scoped_json(*known, at->namespace_token, request.data);
-    } else if (*known == "state") {
-      out = state_answer(request.data);
-    } else if (*known == "plugins") {
-      out = plugins_json();
-    } else if (*known == "explain") {
-      out = explain_json(request.data);
-    } else {
-      out = report_json(request.data);
-    }
-    return fit_answer(*known, std::move(out));
+    if (!ns.empty()) return scoped_json(endpoint, ns, request.data);
+    if (endpoint == "state") return state_answer(request.data);
+    if (endpoint == "plugins") return plugins_json();
+    if (endpoint == "explain") return explain_json(request.data);
+    return report_json(request.data);
   } catch (const std::exception& e) {
     count_refusal(ApiRefusal::kHandlerError);
-    spdlog::error("API {}: the request failed: {}", wire::printable(request.subject), e.what());
+    // A forked child must not log (forked_work.hpp): its parent logs the answer's error.
+    if (!in_forked_child())
+      spdlog::error("API {}: the request failed: {}", wire::printable(request.subject), e.what());
     return json{{"error", "the request failed inside gpuaasd: " + wire::sanitize_utf8(e.what())}}
         .dump();
   } catch (...) {
     count_refusal(ApiRefusal::kHandlerError);
-    spdlog::error("API {}: the request failed", wire::printable(request.subject));
+    if (!in_forked_child())
+      spdlog::error("API {}: the request failed", wire::printable(request.subject));
     return std::string(R"({"error":"the request failed inside gpuaasd"})");
   }
 }

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +47,23 @@ class Api {
   std::string report_page(std::string_view body) const;
 
  private:
+  // Runs one known endpoint's handler inside the guard (api.cpp).
+  std::string dispatch(std::string_view endpoint, std::string_view ns,
+                       const bus::Message& request) const;
+  // Answers from a forked child's frozen copy of the state (api_forked.cpp); nullopt when the
+  // fork failed: the caller answers in place.
+  std::optional<std::string> answer_forked(std::string_view endpoint, std::string_view ns,
+                                           const bus::Message& request) const;
+  // The model is past config().api_fork_above: an answer is worth a fork.
+  bool fork_worth_it() const;
+  // The model's read lock; none in a forked child, whose copy nothing else changes (and whose
+  // lock word may say a thread that is not there holds it).
+  std::shared_lock<std::shared_mutex> read_lock() const;
+  static bool in_forked_child();
+  // The server's max_payload; in a forked child the one read before the fork (asking the
+  // connection takes a lock a thread that is not there may hold).
+  int64_t max_payload() const;
+  static void note_child_refusal(ApiRefusal reason);  // sent to the parent with the answer
   void count_refusal(ApiRefusal reason) const;
   std::string fit_answer(std::string_view endpoint, std::string answer) const;
   // What one reply may hold: the server's max_payload less the reply subject and headers.
@@ -54,6 +73,7 @@ class Api {
                           std::string_view body) const;
 
   DaemonContext& ctx_;
+  mutable std::mutex fork_mu_;  // one forked answer at a time
   std::vector<std::unique_ptr<bus::Subscription>> subscriptions_;
 };
 

@@ -55,8 +55,10 @@ DaemonCounters::DaemonCounters(telemetry::Registry* registry) {
       &telemetry::BuildHistogram()
            .Name("gpuaas_snapshot_write_seconds")
            .Help(
-               "Wall time each snapshot held the intake: serializing the state under the model "
-               "lock. The store into the snapshot bucket runs on a thread of its own.")
+               "Wall time each snapshot held the intake: forking the child that serializes a "
+               "copy-on-write image of the state (serializing it in place when "
+               "snapshots.fork is false or the fork fails). The store into the snapshot bucket "
+               "runs on a thread of its own.")
            .Register(*registry)
            .Add({}, telemetry::ExponentialBuckets(0.001, 2, 16));
   auto& refused = telemetry::BuildCounter()

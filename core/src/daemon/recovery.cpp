@@ -15,6 +15,7 @@
 #include <chrono>
 #include <string_view>
 
+#include "daemon/forked_work.hpp"
 #include "gpuaas/base/archive.hpp"
 
 #ifndef GPUAAS_VERSION_STRING
@@ -54,6 +55,32 @@ std::string snapshot_key(const std::string& durable) {
   std::string key = "state.";
   for (char c : durable) key += std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
   return key;
+}
+
+// The header of a snapshot of the state now; none when the last snapshot covers it already.
+// Under the model lock.
+std::optional<Header> header_now(const DaemonContext& ctx) {
+  const IntakeStats& stats = ctx.counters.stats;
+  if (stats.last_applied_sequence == 0 || stats.last_applied_sequence == stats.snapshot_sequence)
+    return std::nullopt;
+  Header h;
+  h.magic = kMagic;
+  h.schema = kSchema;
+  h.version = GPUAAS_VERSION_STRING;
+  h.stream = ctx.config.events_stream.name;
+  h.admission = ctx.pipeline != nullptr;
+  h.sequence = stats.last_applied_sequence;
+  h.data_hash = ctx.counters.last_data_hash;
+  return h;
+}
+
+// Under the model lock, or in a forked child (which must not log: see forked_work.hpp).
+void write_image(base::ArchiveWriter& w, Header h, const DaemonContext& ctx,
+                 uint32_t schema = kSchema) {
+  w(h);
+  ctx.model.save_state(w);
+  if (ctx.pipeline) ctx.pipeline->save_state(w, schema);
+  w(kEndMark);
 }
 
 }  // namespace
@@ -143,32 +170,60 @@ Status Recovery::open_snapshots() {
   return Status::ok();
 }
 
-std::optional<Recovery::Serialized> Recovery::serialize() {
-  Header h;
-  h.magic = kMagic;
-  h.schema = kSchema;
-  h.version = GPUAAS_VERSION_STRING;
-  h.stream = ctx_.config.events_stream.name;
-  h.admission = ctx_.pipeline != nullptr;
-  const auto start = Clock::now();
-  std::shared_lock lock(ctx_.model_mu);
-  const IntakeStats& stats = ctx_.counters.stats;
-  h.sequence = stats.last_applied_sequence;
-  h.data_hash = ctx_.counters.last_data_hash;
-  if (h.sequence == 0 || h.sequence == stats.snapshot_sequence) return std::nullopt;
-  base::ArchiveWriter w;
+std::size_t Recovery::reserve_size() const {
   // The last snapshot's size and some: growing by doubling copied the archive and faulted in
   // fresh pages, as much time as writing it.
-  w.reserve(last_bytes_ + last_bytes_ / 8);
-  w(h);
-  ctx_.model.save_state(w);
-  if (ctx_.pipeline) ctx_.pipeline->save_state(w);
-  w(kEndMark);
-  Serialized out{w.take(), h.sequence};
-  last_bytes_ = out.bytes.size();
+  const std::size_t last = last_bytes_.load(std::memory_order_relaxed);
+  return last + last / 8;
+}
+
+void Recovery::observe_held(Clock::time_point start) const {
   if (ctx_.counters.snapshot_write_seconds != nullptr)
     ctx_.counters.snapshot_write_seconds->Observe(ms_since(start) / 1000);
+}
+
+std::optional<Recovery::Serialized> Recovery::serialize() {
+  const auto start = Clock::now();
+  std::shared_lock lock(ctx_.model_mu);
+  const std::optional<Header> h = header_now(ctx_);
+  if (!h) return std::nullopt;
+  base::ArchiveWriter w;
+  w.reserve(reserve_size());
+  write_image(w, *h, ctx_);
+  Serialized out{w.take(), h->sequence};
+  last_bytes_ = out.bytes.size();
+  observe_held(start);
   return out;
+}
+
+bool Recovery::fork_snapshot() {
+  const auto start = Clock::now();
+  std::shared_lock lock(ctx_.model_mu);
+  const std::optional<Header> h = header_now(ctx_);
+  if (!h) return true;
+  const std::size_t reserve = reserve_size();
+  auto child = ForkedWork::start([&] {
+    base::ArchiveWriter w;
+    w.reserve(reserve);
+    write_image(w, *h, ctx_);
+    return w.take();
+  });
+  lock.unlock();
+  if (!child) {
+    spdlog::warn("{}: serializing the snapshot on the intake thread instead",
+                 child.status().message());
+    return false;
+  }
+  observe_held(start);
+  auto image = std::make_shared<ForkedWork>(std::move(child).value());
+  auto collect = [this, image]() {
+    Result<std::string> bytes = image->collect();
+    if (bytes) last_bytes_ = bytes->size();
+    return bytes;
+  };
+  if (!writer_->submit(std::move(collect), h->sequence))
+    spdlog::warn("snapshot at stream sequence {} not handed to its writer", h->sequence);
+  return true;
 }
 
 Status Recovery::store(const std::string& bytes) {
@@ -213,9 +268,11 @@ void Recovery::maybe_snapshot() {
     writer_->wait_idle();
     if (!snapshot_due()) return;
   }
+  // A forked child serializes a frozen copy of the state: the intake holds it still only for
+  // the fork. The store runs on the writer's thread either way.
+  if (ctx_.config.snapshots.fork && fork_snapshot()) return;
   auto snap = serialize();
   if (!snap) return;
-  // The store runs on the writer's thread: the intake goes on with the next batch meanwhile.
   if (!writer_->submit(std::move(snap->bytes), snap->sequence))
     spdlog::warn("snapshot at stream sequence {} not handed to its writer", snap->sequence);
 }
@@ -268,10 +325,7 @@ uint64_t Recovery::load_snapshot(uint64_t stream_last) {
     // a schema bump shows here, not as a wrong decision later.
     if (r.ok()) {
       base::ArchiveWriter w;
-      w(h);
-      ctx_.model.save_state(w);
-      if (ctx_.pipeline) ctx_.pipeline->save_state(w, h.schema);
-      w(kEndMark);
+      write_image(w, h, ctx_, h.schema);
       if (w.take() != bytes) r.fail("it does not read back to the same bytes");
     }
     if (r.ok()) {

@@ -3,6 +3,8 @@
 // durable name): the snapshot pairs with that consumer's position. Private to gpuaas_core.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -52,13 +54,19 @@ class Recovery {
   };
   // The state now, unless the last snapshot covers it already.
   std::optional<Serialized> serialize();
+  // Forks a child that serializes the state now and hands it to the writer; false when it
+  // could not fork (the caller then serializes in place).
+  bool fork_snapshot();
+  std::size_t reserve_size() const;
+  void observe_held(std::chrono::steady_clock::time_point start) const;
   bool snapshot_due() const;
   Status store(const std::string& bytes);
   void stored(uint64_t sequence, std::size_t bytes);  // counts a stored snapshot
 
   DaemonContext& ctx_;
   std::unique_ptr<bus::KeyValue> snapshots_;
-  std::size_t last_bytes_ = 0;              // the last snapshot's size, to reserve the next one's
+  // The last snapshot's size, to reserve the next one's; the writer's thread sets it too.
+  std::atomic<std::size_t> last_bytes_{0};
   std::unique_ptr<SnapshotWriter> writer_;  // after snapshots_: stops before the bucket closes
 };
 

@@ -1,5 +1,7 @@
 #include "daemon/snapshot_writer.hpp"
 
+#include <memory>
+
 namespace gpuaas::core {
 
 SnapshotWriter::SnapshotWriter(Store store, Stored stored)
@@ -20,10 +22,15 @@ bool SnapshotWriter::busy() const {
 }
 
 bool SnapshotWriter::submit(std::string bytes, uint64_t sequence) {
+  auto held = std::make_shared<std::string>(std::move(bytes));
+  return submit([held]() -> Result<std::string> { return std::move(*held); }, sequence);
+}
+
+bool SnapshotWriter::submit(Produce produce, uint64_t sequence) {
   {
     std::lock_guard lock(mu_);
     if (busy_ || stop_) return false;
-    job_ = Job{std::move(bytes), sequence};
+    job_ = Job{std::move(produce), sequence};
     busy_ = true;
   }
   cv_.notify_all();
@@ -43,8 +50,13 @@ void SnapshotWriter::run() {
     Job job = std::move(*job_);
     job_.reset();
     lock.unlock();
-    const Status s = store_(job.bytes);
-    stored_(s, job.sequence, job.bytes.size());
+    Result<std::string> bytes = job.produce();
+    if (bytes) {
+      const Status s = store_(*bytes);
+      stored_(s, job.sequence, bytes->size());
+    } else {
+      stored_(bytes.status(), job.sequence, 0);
+    }
     lock.lock();
     busy_ = false;
     cv_.notify_all();

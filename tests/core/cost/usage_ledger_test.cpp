@@ -1,6 +1,6 @@
 // The ledger's arithmetic alone: a source's contributions accrue from its statement to the next,
-// sources add up on a series, rows outlive per-node series, and a window subtracts the snapshot
-// at or before its start.
+// sources add up on a series, rows outlive per-node series, a window subtracts the snapshot
+// at or before its start, and the snapshots thin out with age.
 #include "usage_ledger.hpp"
 
 #include <gtest/gtest.h>
@@ -81,6 +81,36 @@ TEST(UsageLedgerTest, AWindowStartsAtTheSnapshotAtOrBeforeIt) {
   now -= base.rows.at({"ns", "q"});
   EXPECT_DOUBLE_EQ(now.gpu_seconds[kCharged], 25 * 60.0);
   EXPECT_DOUBLE_EQ(now.outcomes[static_cast<int>(Outcome::kJob)], 1.0);
+}
+
+TEST(UsageLedgerTest, HistoryIsThinnedByAgeSoItStopsGrowing) {
+  UsageLedger l;
+  l.set("pod/a", {{Measure::kCharged, {"ns", "q", "a100", "", ""}, 1, 1.0}}, at(0s));
+  const auto step = 5min;
+  const int steps = 500 * 24 * 12;  // 500 days, a snapshot every 5 minutes
+  std::size_t seen_max = 0;
+  for (int i = 1; i <= steps; ++i) {
+    l.tick(at(step * i));
+    seen_max = std::max(seen_max, l.history_size());
+  }
+  // A day of 5-minute snapshots, an hourly one up to 30 days, a daily one up to 400, and at
+  // most an hour not thinned yet: 288 + 696 + 370 + 12, not the 144,000 ticked.
+  EXPECT_LE(seen_max, 288u + 696u + 370u + 13u);
+  const auto now = at(step * steps);
+  // Within the day: as fine as the ticks.
+  EXPECT_EQ(l.at_or_before(now - 2h - 7min).at, now - 2h - 10min);
+  // Ten days back: the first snapshot of that hour.
+  const auto ten_days = now - std::chrono::hours(240) - 17min;
+  const auto got = l.at_or_before(ten_days);
+  EXPECT_EQ(got.at, std::chrono::floor<std::chrono::hours>(ten_days));
+  EXPECT_DOUBLE_EQ(got.rows.at({"ns", "q"}).gpu_seconds[kCharged],
+                   std::chrono::duration<double>(got.at - at(0s)).count());
+  // A hundred days back: the first of that day.
+  const auto hundred = now - std::chrono::hours(2400) - 5h;
+  EXPECT_EQ(l.at_or_before(hundred).at, std::chrono::floor<std::chrono::days>(hundred));
+  // Past 400 days: nothing that old is left, so the window starts at the oldest kept.
+  EXPECT_EQ(l.at_or_before(now - std::chrono::hours(24 * 450)).at, l.started());
+  EXPECT_EQ(l.at_or_before(now - std::chrono::hours(24 * 450)).rows.size(), 0u);
 }
 
 }  // namespace

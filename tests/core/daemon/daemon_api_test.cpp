@@ -48,6 +48,7 @@ class DaemonApiTest : public ::testing::Test {
     cfg.policy_watch_interval = std::chrono::milliseconds(0);
     cfg.admin_listen.clear();
     cfg.snapshots.every_events = 0;
+    cfg.api_fork_above = fork_above_;
     cfg.policy_files = {policy_.string()};
     daemon_ = std::make_unique<Daemon>(cfg, *bus_, registry_);
     ASSERT_TRUE(daemon_->start().is_ok());
@@ -79,6 +80,7 @@ class DaemonApiTest : public ::testing::Test {
     return at == std::string::npos ? -1 : std::stod(text.substr(at + key.size()));
   }
 
+  int64_t fork_above_ = -1;  // answers in place unless a test asks for forked ones
   std::unique_ptr<bus::Bus> bus_ = bus::make_memory_bus();
   std::shared_ptr<telemetry::Registry> registry_ = std::make_shared<telemetry::Registry>();
   std::filesystem::path policy_;
@@ -100,6 +102,28 @@ TEST_F(DaemonApiTest, EveryEndpointAnswersJsonScopedOrNot) {
 
 // Page requests (state, explain, report) with a field the endpoint does not take, or of the wrong
 // type: an error naming the field, counted; the next good request is answered.
+// Every answer rendered by a forked child from its frozen copy (api.forkAbove: 0): the same bytes
+// as in place, and a refusal made in the child is counted in the daemon.
+class DaemonApiForkedTest : public DaemonApiTest {
+ protected:
+  void SetUp() override {
+    fork_above_ = 0;
+    DaemonApiTest::SetUp();
+  }
+};
+
+TEST_F(DaemonApiForkedTest, AnswersFromTheForkedCopyAreTheInPlaceOnes) {
+  EXPECT_EQ(*ask("gpuaas.v1.api.state", ""), daemon_->state_json());
+  EXPECT_EQ(*ask("gpuaas.v1.api.report", ""), daemon_->report_json(""));
+  EXPECT_EQ(*ask("gpuaas.v1.api.explain", "team-a/none"), daemon_->explain_json("team-a/none"));
+  EXPECT_EQ(json::parse(*ask("gpuaas.v1.api.state.team-a", ""))["namespace"], "team-a");
+  EXPECT_EQ(daemon_->api_refusals(), 0u);
+  EXPECT_NE(error_of(ask("gpuaas.v1.api.report", R"({"since":"1h"})")).find("since"),
+            std::string::npos);
+  EXPECT_EQ(refused("bad_request"), 1);
+  EXPECT_EQ(daemon_->api_refusals(), 1u);
+}
+
 TEST_F(DaemonApiTest, BadPageRequestsGetAnErrorNamingTheField) {
   EXPECT_NE(
       error_of(ask("gpuaas.v1.api.state", R"({"view":"page","section":"pods"})")).find("section"),

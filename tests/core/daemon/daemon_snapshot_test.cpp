@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "gpuaas/bus/nats_bus.hpp"
-#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/core/daemon.hpp"
+#include "gpuaas/core/decision_pipeline.hpp"
 #include "gpuaas/telemetry/registry.hpp"
 #include "gpuaas/telemetry/text_serializer.hpp"
 #include "gpuaas/wire/event_codec.hpp"
@@ -88,20 +88,24 @@ class DaemonSnapshot : public testing::NatsServerTest {
     j.erase("intake");
     return j;
   }
+  void restart_replays_only_after_the_snapshot(const std::string& root, bool fork);
   std::unique_ptr<bus::Bus> bus_;
 };
 
-TEST_F(DaemonSnapshot, RestartLoadsTheSnapshotAndReplaysOnlyTheEventsAfterIt) {
-  const auto cfg = config("snap1");
+// Either way of serializing (a forked child, or the intake thread) gives a snapshot the next
+// process continues from.
+void DaemonSnapshot::restart_replays_only_after_the_snapshot(const std::string& root, bool fork) {
+  auto cfg = config(root);
+  cfg.snapshots.fork = fork;
   json before;
   {
     Daemon first(cfg, *bus_, nullptr);
     ASSERT_TRUE(first.start().is_ok());
-    publish("snap1", 0, 40);
+    publish(root, 0, 40);
     step_to(first, 40);
     EXPECT_GE(first.stats().snapshots_written, 3u);
     EXPECT_EQ(first.stats().snapshot_sequence, 40u);
-    publish("snap1", 40, 47);  // after the last snapshot
+    publish(root, 40, 47);  // after the last snapshot
     step_to(first, 47);
     EXPECT_EQ(first.stats().snapshot_sequence, 40u);
     before = state(first);
@@ -113,9 +117,17 @@ TEST_F(DaemonSnapshot, RestartLoadsTheSnapshotAndReplaysOnlyTheEventsAfterIt) {
   EXPECT_EQ(second.stats().last_applied_sequence, 47u);
   EXPECT_EQ(state(second), before);
   // And it goes on like the first would have.
-  publish("snap1", 47, 60);
+  publish(root, 47, 60);
   step_to(second, 60);
   EXPECT_EQ(second.stats().snapshot_sequence, 52u);  // at the end of the batch 48-52
+}
+
+TEST_F(DaemonSnapshot, RestartLoadsTheSnapshotAndReplaysOnlyTheEventsAfterIt) {
+  restart_replays_only_after_the_snapshot("snap1", true);
+}
+
+TEST_F(DaemonSnapshot, SerializedOnTheIntakeThreadWhenForkIsOff) {
+  restart_replays_only_after_the_snapshot("snap1b", false);
 }
 
 TEST_F(DaemonSnapshot, ACleanStopWritesASnapshotSoTheNextStartReplaysNothing) {

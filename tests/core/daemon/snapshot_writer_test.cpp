@@ -75,5 +75,22 @@ TEST(SnapshotWriter, StoppingFinishesTheStoreInFlight) {
   EXPECT_EQ(stored, std::vector<uint64_t>{7});
 }
 
+TEST(SnapshotWriter, BytesThatCannotBeProducedAreReportedNotStored) {
+  int stores = 0;
+  std::vector<std::string> failed;
+  {
+    SnapshotWriter w([&](const std::string&) { return ++stores, Status::ok(); },
+                     [&](const Status& s, uint64_t, std::size_t) {
+                       if (!s) failed.push_back(s.message());
+                     });
+    ASSERT_TRUE(
+        w.submit([]() -> Result<std::string> { return Status::internal("child died"); }, 5));
+    w.wait_idle();
+    ASSERT_TRUE(w.submit([]() -> Result<std::string> { return std::string("ok"); }, 6));
+  }
+  EXPECT_EQ(stores, 1);
+  EXPECT_EQ(failed, std::vector<std::string>{"child died"});
+}
+
 }  // namespace
 }  // namespace gpuaas::core

@@ -49,6 +49,10 @@ struct DaemonConfig {
   IntakeSettings intake;
   HaSettings ha;
   SnapshotSettings snapshots;
+  // API answers (state, explain, report) above this many nodes and workloads in the model are
+  // rendered by a forked child from a copy-on-write copy, so the intake holds still only for
+  // the fork; at or below, on the API's thread under the model's read lock. -1: never forked.
+  int64_t api_fork_above = 1000;
   bus::StreamSettings events_stream;  // events, metrics and ticks: one total order
   bus::StreamSettings actions_stream;
   bus::StreamSettings deadletter_stream;

@@ -14,6 +14,9 @@ struct SnapshotSettings {
   uint64_t every_events = 10000;
   std::string bucket;  // empty: <ROOT>_SNAPSHOT
   int replicas = 1;    // of the bucket (3 on a 3-node NATS cluster)
+  // A forked child serializes a copy-on-write image of the state, so the intake holds still only
+  // for the fork; false serializes on the intake thread (as when a fork fails).
+  bool fork = true;
 };
 
 }  // namespace gpuaas::core
