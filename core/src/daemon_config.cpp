@@ -43,6 +43,63 @@ std::map<std::string, Reader> stream_readers(const std::string& path, bus::Strea
   };
 }
 
+std::map<std::string, Reader> ha_readers(const std::string& path, HaSettings& ha) {
+  return {
+      {"enabled", [&](const YAML::Node& v) { return read_bool(path, v, ha.enabled); }},
+      {"bucket", [&](const YAML::Node& v) { return read_string(path, v, ha.bucket); }},
+      {"leaseTTL",
+       [&](const YAML::Node& v) {
+         if (auto s = read_duration(path, v, ha.lease_ttl); !s) return s;
+         if (ha.lease_ttl < std::chrono::seconds(1))
+           return Status::invalid(where(path, v) + "leaseTTL: at least 1s");
+         return Status::ok();
+       }},
+      {"holderId", [&](const YAML::Node& v) { return read_string(path, v, ha.holder_id); }},
+      {"replicas", [&](const YAML::Node& v) { return read_int(path, v, ha.replicas, 1); }},
+  };
+}
+
+std::map<std::string, Reader> snapshot_readers(const std::string& path, SnapshotSettings& sn) {
+  return {
+      {"everyEvents",
+       [&](const YAML::Node& v) {
+         int64_t every = 0;
+         if (auto s = read_int(path, v, every, 0); !s) return s;
+         sn.every_events = static_cast<uint64_t>(every);
+         return Status::ok();
+       }},
+      {"bucket", [&](const YAML::Node& v) { return read_string(path, v, sn.bucket); }},
+      {"replicas", [&](const YAML::Node& v) { return read_int(path, v, sn.replicas, 1); }},
+      {"fork", [&](const YAML::Node& v) { return read_bool(path, v, sn.fork); }},
+  };
+}
+
+std::map<std::string, Reader> intake_readers(const std::string& path, IntakeSettings& in) {
+  return {
+      {"durable", [&](const YAML::Node& v) { return read_string(path, v, in.durable); }},
+      {"fetchBatch", [&](const YAML::Node& v) { return read_int(path, v, in.fetch_batch, 1); }},
+      {"fetchWait", [&](const YAML::Node& v) { return read_duration(path, v, in.fetch_wait); }},
+      {"ackWait", [&](const YAML::Node& v) { return read_duration(path, v, in.ack_wait); }},
+      {"prefetchBatches",
+       [&](const YAML::Node& v) { return read_int(path, v, in.prefetch_batches, 0); }},
+      {"maxAckPending",
+       [&](const YAML::Node& v) { return read_int(path, v, in.max_ack_pending, 1); }},
+  };
+}
+
+std::map<std::string, Reader> streams_readers(const std::string& path, DaemonConfig& cfg) {
+  auto stream = [&](bus::StreamSettings& s, const char* name) -> Reader {
+    return [&path, &s, name](const YAML::Node& v) {
+      return read_table(path, v, stream_readers(path, s), name);
+    };
+  };
+  return {
+      {"events", stream(cfg.events_stream, "streams.events")},
+      {"actions", stream(cfg.actions_stream, "streams.actions")},
+      {"deadletter", stream(cfg.deadletter_stream, "streams.deadletter")},
+  };
+}
+
 }  // namespace
 
 void apply_subject_root(DaemonConfig& cfg, const std::string& root) {
@@ -120,23 +177,7 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
          [&](const YAML::Node& n) { return read_bool(path, n, cfg.admission_from_stream); }},
         {"highAvailability",
          [&](const YAML::Node& n) {
-           auto& ha = cfg.ha;
-           return read_table(
-               path, n,
-               {{"enabled", [&](const YAML::Node& v) { return read_bool(path, v, ha.enabled); }},
-                {"bucket", [&](const YAML::Node& v) { return read_string(path, v, ha.bucket); }},
-                {"leaseTTL",
-                 [&](const YAML::Node& v) {
-                   if (auto s = read_duration(path, v, ha.lease_ttl); !s) return s;
-                   if (ha.lease_ttl < std::chrono::seconds(1))
-                     return Status::invalid(where(path, v) + "leaseTTL: at least 1s");
-                   return Status::ok();
-                 }},
-                {"holderId",
-                 [&](const YAML::Node& v) { return read_string(path, v, ha.holder_id); }},
-                {"replicas",
-                 [&](const YAML::Node& v) { return read_int(path, v, ha.replicas, 1); }}},
-               "highAvailability");
+           return read_table(path, n, ha_readers(path, cfg.ha), "highAvailability");
          }},
         {"api",
          [&](const YAML::Node& n) {
@@ -148,21 +189,7 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
          }},
         {"snapshots",
          [&](const YAML::Node& n) {
-           auto& sn = cfg.snapshots;
-           return read_table(
-               path, n,
-               {{"everyEvents",
-                 [&](const YAML::Node& v) {
-                   int64_t every = 0;
-                   if (auto s = read_int(path, v, every, 0); !s) return s;
-                   sn.every_events = static_cast<uint64_t>(every);
-                   return Status::ok();
-                 }},
-                {"bucket", [&](const YAML::Node& v) { return read_string(path, v, sn.bucket); }},
-                {"replicas",
-                 [&](const YAML::Node& v) { return read_int(path, v, sn.replicas, 1); }},
-                {"fork", [&](const YAML::Node& v) { return read_bool(path, v, sn.fork); }}},
-               "snapshots");
+           return read_table(path, n, snapshot_readers(path, cfg.snapshots), "snapshots");
          }},
         {"policies",
          [&](const YAML::Node& n) {
@@ -176,42 +203,11 @@ Status load_config_file(const std::string& path, DaemonConfig& cfg) {
          }},
         {"intake",
          [&](const YAML::Node& n) {
-           auto& in = cfg.intake;
-           return read_table(
-               path, n,
-               {{"durable", [&](const YAML::Node& v) { return read_string(path, v, in.durable); }},
-                {"fetchBatch",
-                 [&](const YAML::Node& v) { return read_int(path, v, in.fetch_batch, 1); }},
-                {"fetchWait",
-                 [&](const YAML::Node& v) { return read_duration(path, v, in.fetch_wait); }},
-                {"ackWait",
-                 [&](const YAML::Node& v) { return read_duration(path, v, in.ack_wait); }},
-                {"prefetchBatches",
-                 [&](const YAML::Node& v) { return read_int(path, v, in.prefetch_batches, 0); }},
-                {"maxAckPending",
-                 [&](const YAML::Node& v) { return read_int(path, v, in.max_ack_pending, 1); }}},
-               "intake");
+           return read_table(path, n, intake_readers(path, cfg.intake), "intake");
          }},
         {"streams",
          [&](const YAML::Node& n) {
-           return read_table(
-               path, n,
-               {{"events",
-                 [&](const YAML::Node& v) {
-                   return read_table(path, v, stream_readers(path, cfg.events_stream),
-                                     "streams.events");
-                 }},
-                {"actions",
-                 [&](const YAML::Node& v) {
-                   return read_table(path, v, stream_readers(path, cfg.actions_stream),
-                                     "streams.actions");
-                 }},
-                {"deadletter",
-                 [&](const YAML::Node& v) {
-                   return read_table(path, v, stream_readers(path, cfg.deadletter_stream),
-                                     "streams.deadletter");
-                 }}},
-               "streams");
+           return read_table(path, n, streams_readers(path, cfg), "streams");
          }},
     };
     // Stream names follow the subject root unless the file names them.
