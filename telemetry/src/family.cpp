@@ -41,16 +41,17 @@ T& Family<T>::AddInternal(const Labels& labels, std::unique_ptr<T> metric) {
     }
   }
   auto [it, inserted] = metrics_.emplace(labels, std::move(metric));
+  by_metric_.emplace(it->second.get(), it);
   return *it->second;
 }
 
 template <typename T>
 void Family<T>::Remove(T* metric) {
   std::lock_guard lock(mutex_);
-  const auto it = std::find_if(metrics_.begin(), metrics_.end(), [metric](const auto& entry) {
-    return entry.second.get() == metric;
-  });
-  if (it != metrics_.end()) metrics_.erase(it);
+  const auto it = by_metric_.find(metric);
+  if (it == by_metric_.end()) return;
+  metrics_.erase(it->second);
+  by_metric_.erase(it);
 }
 
 template <typename T>

@@ -79,6 +79,22 @@ TEST(RegistryTest, InvalidNamesThrow) {
                std::invalid_argument);
 }
 
+TEST(RegistryTest, RemovingManySeriesKeepsTheOthers) {
+  Registry registry;
+  auto& family = BuildCounter().Name("many_total").Help("h").Register(registry);
+  std::vector<Counter*> series;
+  for (int i = 0; i < 2000; ++i) series.push_back(&family.Add({{"i", std::to_string(i)}}));
+  for (int i = 0; i < 2000; i += 2) family.Remove(series[i]);
+  family.Remove(series[0]);  // again: ignored
+  const MetricFamily f = family.Collect();
+  ASSERT_EQ(f.samples.size(), 1000u);
+  for (const auto& s : f.samples) EXPECT_EQ(std::stoi(s.labels.at("i")) % 2, 1);
+  // A series added again after its removal is a new one, removable in turn.
+  auto& again = family.Add({{"i", "0"}});
+  family.Remove(&again);
+  EXPECT_FALSE(family.Has({{"i", "0"}}));
+}
+
 TEST(RegistryTest, RemoveSeriesAndFamily) {
   Registry registry;
   auto& family = BuildCounter().Name("x_total").Register(registry);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "gpuaas/telemetry/counter.hpp"
@@ -36,7 +37,8 @@ class Family {
     return AddInternal(labels, std::make_unique<T>(std::forward<Args>(args)...));
   }
 
-  // Drops the series; `metric` dangles afterwards. Unknown pointers are ignored.
+  // Drops the series; `metric` dangles afterwards. Unknown pointers are ignored. O(log n): a
+  // scrape may drop hundreds of thousands of series at once.
   void Remove(T* metric);
   bool Has(const Labels& labels) const;
 
@@ -54,6 +56,8 @@ class Family {
   const Labels constant_labels_;
   mutable std::mutex mutex_;
   std::map<Labels, std::unique_ptr<T>> metrics_;
+  // Each series' entry by its address, for Remove.
+  std::unordered_map<const T*, typename std::map<Labels, std::unique_ptr<T>>::iterator> by_metric_;
 };
 
 // Defined in family.cpp for exactly these types.
