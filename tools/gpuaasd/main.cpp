@@ -16,7 +16,6 @@
 #include "gpuaas/telemetry/admin_server.hpp"
 #include "gpuaas/telemetry/logging.hpp"
 #include "gpuaas/telemetry/registry.hpp"
-#include "gpuaas/telemetry/text_serializer.hpp"
 
 namespace {
 
@@ -131,11 +130,10 @@ int main(int argc, char** argv) {
   gpuaas::core::Daemon daemon(cfg, *bus, registry, interpreter.get());
   if (admin_server) {
     // Gauges that mirror the model are brought up to date at each scrape.
-    admin_server->Handle("/metrics", [&daemon, registry](std::string_view) {
-      daemon.refresh_metrics();
+    admin_server->Handle("/metrics", [&daemon](std::string_view) {
       gpuaas::telemetry::HttpResponse r;
       r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-      r.body = gpuaas::telemetry::TextSerializer().Serialize(registry->Collect());
+      r.body = daemon.metrics_text();
       return r;
     });
   }

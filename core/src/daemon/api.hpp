@@ -45,6 +45,10 @@ class Api {
   std::string explain_page(std::string_view body, std::string_view scope) const;
   std::string report_json(std::string_view since_seconds) const;
   std::string report_page(std::string_view body) const;
+  // /metrics: the gauges that mirror the model brought up to date, then the registry as text.
+  // Above api_fork_above, a forked child does both on its frozen copy (a scrape at 10,000 nodes
+  // walks hundreds of thousands of series: seconds under the model's read lock otherwise).
+  std::string metrics_text() const;
 
  private:
   // Runs one known endpoint's handler inside the guard (api.cpp).

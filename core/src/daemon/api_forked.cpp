@@ -10,6 +10,8 @@
 
 #include "daemon/api.hpp"
 #include "daemon/forked_work.hpp"
+#include "gpuaas/telemetry/registry.hpp"
+#include "gpuaas/telemetry/text_serializer.hpp"
 #include "gpuaas/wire/utf8.hpp"
 
 namespace gpuaas::core {
@@ -79,6 +81,40 @@ std::optional<std::string> Api::answer_forked(std::string_view endpoint, std::st
       spdlog::error("API {}: the request failed: {}", wire::printable(request.subject), answer);
   }
   return answer;
+}
+
+// The child's refresh moves counters only in its own copy: the parent's registry keeps what it
+// showed last, and each child adds to that what the ledger accrued since, so every scrape shows
+// the whole value.
+std::string Api::metrics_text() const {
+  if (!ctx_.registry) return {};
+  std::lock_guard one(fork_mu_);  // also: no thread holds the metrics' own locks at a fork
+  auto render = [this] {
+    if (ctx_.pipeline) ctx_.pipeline->refresh_metrics(ctx_.model);
+    return telemetry::TextSerializer().Serialize(ctx_.registry->Collect());
+  };
+  if (fork_worth_it()) {
+    auto child = [&] {
+      std::shared_lock lock(ctx_.model_mu);  // held still for the fork only
+      return ForkedWork::start([&] {
+        g_in_child = true;
+        return render();
+      });
+    }();
+    if (child) {
+      auto bytes = child->collect(kStall);
+      if (bytes && !bytes->empty()) return std::move(*bytes);
+      spdlog::error("/metrics: the forked child failed ({}); rendering in place",
+                    bytes ? "it sent nothing" : bytes.status().message());
+    } else {
+      spdlog::warn("/metrics: {}; rendering in place", child.status().message());
+    }
+  }
+  {
+    std::shared_lock lock(ctx_.model_mu);
+    if (ctx_.pipeline) ctx_.pipeline->refresh_metrics(ctx_.model);
+  }
+  return telemetry::TextSerializer().Serialize(ctx_.registry->Collect());
 }
 
 }  // namespace gpuaas::core

@@ -143,6 +143,8 @@ void Daemon::refresh_metrics() const {
   if (parts_->ctx.pipeline) parts_->ctx.pipeline->refresh_metrics(model_);
 }
 
+std::string Daemon::metrics_text() const { return parts_->api.metrics_text(); }
+
 Status Daemon::reload_policy() {
   DaemonContext& ctx = parts_->ctx;
   if (!ctx.pipeline) return Status::invalid("gpuaasd runs without --policy: nothing to reload");

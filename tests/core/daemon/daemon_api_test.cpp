@@ -124,6 +124,18 @@ TEST_F(DaemonApiForkedTest, AnswersFromTheForkedCopyAreTheInPlaceOnes) {
   EXPECT_EQ(daemon_->api_refusals(), 1u);
 }
 
+// /metrics from a forked child: the gauges the child refreshed in its copy are in the text it
+// sends, the same text as a refresh in place; the parent's registry is left as it was.
+TEST_F(DaemonApiForkedTest, MetricsFromTheForkedCopyAreTheInPlaceOnes) {
+  const std::string before = telemetry::TextSerializer().Serialize(registry_->Collect());
+  const std::string forked = daemon_->metrics_text();
+  EXPECT_NE(forked.find("gpuaas_cluster_queue_nominal_quota{"), std::string::npos) << forked;
+  EXPECT_EQ(telemetry::TextSerializer().Serialize(registry_->Collect()), before);
+  EXPECT_EQ(daemon_->metrics_text(), forked);  // again: nothing counted twice
+  daemon_->refresh_metrics();
+  EXPECT_EQ(telemetry::TextSerializer().Serialize(registry_->Collect()), forked);
+}
+
 TEST_F(DaemonApiTest, BadPageRequestsGetAnErrorNamingTheField) {
   EXPECT_NE(
       error_of(ask("gpuaas.v1.api.state", R"({"view":"page","section":"pods"})")).find("section"),

@@ -71,6 +71,10 @@ class Daemon {
   uint64_t api_refusals() const;
   // Brings the gauges that mirror the model up to date: call before serializing the registry.
   void refresh_metrics() const;
+  // What /metrics serves: refresh_metrics() and the registry as Prometheus text; at the size of
+  // a real cluster (config().api_fork_above) done by a forked child on a frozen copy, so a
+  // scrape holds the intake only for the fork.
+  std::string metrics_text() const;
   // Reads the policy files again and, when they changed and are valid as a set, publishes them
   // into the event stream, where the intake applies them in order (so a replay reloads at the
   // same point). An invalid set is refused as a whole: logged, counted, the running one stays.
