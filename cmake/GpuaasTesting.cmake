@@ -13,9 +13,14 @@ target_compile_definitions(gpuaas_test_support INTERFACE
   GPUAAS_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
 target_link_libraries(gpuaas_test_support INTERFACE GTest::gtest_main GTest::gmock gpuaas_bus)
 
-# gpuaas_add_test(NAME SOURCES... LIBS ... [TIMEOUT SECONDS, default 300]): one executable per folder, discovered by ctest.
+# gpuaas_add_test(NAME SOURCES... LIBS ... [TIMEOUT SECONDS, default 300] [SERIAL]): one executable per
+# folder, discovered by ctest. SERIAL: its tests run alone (they measure real time).
 function(gpuaas_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "SERIAL" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  set(serial FALSE)
+  if(T_SERIAL)
+    set(serial TRUE)
+  endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
@@ -24,6 +29,6 @@ function(gpuaas_add_test name)
   gpuaas_target_defaults(${name})
   target_precompile_headers(${name} PRIVATE <gtest/gtest.h> <string> <vector> <memory>)
   # Prefixed with the executable, so `ctest -R ray_plugin` selects one plugin's tests.
-  gtest_discover_tests(${name} TEST_PREFIX "${name}." DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${T_TIMEOUT})
+  gtest_discover_tests(${name} TEST_PREFIX "${name}." DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${T_TIMEOUT} RUN_SERIAL ${serial})
 endfunction()
 

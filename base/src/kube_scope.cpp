@@ -6,7 +6,7 @@
 namespace gpuaas {
 
 bool cluster_scoped_kind(std::string_view kind) {
-  static constexpr std::array<std::string_view, 26> kKinds = {
+  static constexpr std::array<std::string_view, 27> kKinds = {
       "Node",
       "Namespace",
       "PersistentVolume",
@@ -34,6 +34,7 @@ bool cluster_scoped_kind(std::string_view kind) {
       "NotebookPolicy",
       "NodePool",
       "CostModel",
+      "ServiceObjective",
   };
   return std::find(kKinds.begin(), kKinds.end(), kind) != kKinds.end();
 }

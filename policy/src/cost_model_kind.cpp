@@ -7,29 +7,18 @@
 
 namespace gpuaas::policy::detail {
 
-namespace {
-
 // "500ms", "2s", "1.5s", "0.25": a latency in seconds (a bare number is seconds).
-std::optional<double> latency(Reader& r, const Field& f) {
+std::optional<double> read_latency(Reader& r, const Field& f) {
   auto s = r.string(f);
   if (!s) return std::nullopt;
-  std::string_view v = *s;
-  double scale = 1.0;
-  if (v.ends_with("ms")) {
-    scale = 0.001;
-    v.remove_suffix(2);
-  } else if (v.ends_with("s")) {
-    v.remove_suffix(1);
-  }
-  double x = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || !(x > 0)) {
+  auto v = parse_latency(*s);
+  if (!v)
     r.error(r.at(f),
             f.path + ": " + in_quotes(*s) + " is not a latency above 0 (e.g. 500ms, 2s or 1.5s)");
-    return std::nullopt;
-  }
-  return x * scale;
+  return v;
 }
+
+namespace {
 
 std::optional<double> price(Reader& r, const Field& f) {
   auto v = plain_number(r, f);
@@ -74,7 +63,7 @@ void read_outcomes(Reader& r, const Field& f, CostModel& m) {
     auto fi = r.fields(*inf, {{"latencyMetric"}, {"latencyObjective"}, {"latencyUnit"}});
     if (const auto* x = fi.get("latencyMetric")) m.latency_metric = r.string(*x).value_or("");
     if (const auto* x = fi.get("latencyObjective"))
-      m.latency_objective_seconds = latency(r, *x).value_or(m.latency_objective_seconds);
+      m.latency_objective_seconds = read_latency(r, *x).value_or(m.latency_objective_seconds);
     if (const auto* x = fi.get("latencyUnit"))
       m.latency_metric_unit_seconds =
           r.choice<double>(*x, {{"s", 1.0}, {"ms", 0.001}}).value_or(1.0);

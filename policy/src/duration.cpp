@@ -1,5 +1,6 @@
 // Go-style durations ("1h30m", "90s", "1.5h"), the syntax Kubernetes users already write; kept
 // here rather than shared with gpuaas_core so the policy library stands alone.
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -81,6 +82,21 @@ std::string format_duration(std::chrono::seconds d) {
   if (s % 3600 >= 60) out += std::to_string(s % 3600 / 60) + "m";
   if (s % 60 != 0) out += std::to_string(s % 60) + "s";
   return out;
+}
+
+std::optional<double> parse_latency(std::string_view v) {
+  double scale = 1.0;
+  if (v.ends_with("ms")) {
+    scale = 0.001;
+    v.remove_suffix(2);
+  } else if (v.ends_with("s")) {
+    v.remove_suffix(1);
+  }
+  double x = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || !(x > 0) || !std::isfinite(x))
+    return std::nullopt;
+  return x * scale;
 }
 
 }  // namespace gpuaas::policy

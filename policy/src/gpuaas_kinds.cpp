@@ -115,15 +115,18 @@ void parse_gpuaas_object(Reader& r, const Document& doc, ParsedSet& out) {
   }
   if (doc.version == "v1alpha1" && doc.kind == "NodePool") return parse_node_pool(r, doc, out);
   if (doc.version == "v1alpha1" && doc.kind == "CostModel") return parse_cost_model(r, doc, out);
+  if (doc.version == "v1alpha1" && doc.kind == "ServiceObjective")
+    return parse_service_objective(r, doc, out);
   const YAML::Node kind = doc.node["kind"];
   if (doc.version != "v1alpha1") {
     r.error(r.at(doc.node["apiVersion"]), "unknown apiVersion gpuaas.io/" + doc.version +
                                               " (gpuaas's policy kinds are gpuaas.io/v1alpha1)");
     return;
   }
-  r.error(r.at(kind), "unknown kind " + in_quotes(doc.kind) +
-                          " in gpuaas.io/v1alpha1 (policy kinds: AdmissionPolicy, "
-                          "IdleReclaimPolicy, NotebookPolicy, NodePool, CostModel)");
+  r.error(r.at(kind),
+          "unknown kind " + in_quotes(doc.kind) +
+              " in gpuaas.io/v1alpha1 (policy kinds: AdmissionPolicy, "
+              "IdleReclaimPolicy, NotebookPolicy, NodePool, CostModel, ServiceObjective)");
 }
 
 }  // namespace gpuaas::policy::detail

@@ -48,6 +48,12 @@ struct ParsedNotebookPolicy {
   std::vector<SourceRef> cluster_queues_at;
 };
 
+// ServiceObjective: where each selector.clusterQueues item was written.
+struct ParsedServiceObjective {
+  ServiceObjective objective;
+  std::vector<SourceRef> cluster_queues_at;
+};
+
 // NodePool: where spec.flavor was written (empty when it was not).
 struct ParsedNodePool {
   NodePool pool;
@@ -73,6 +79,7 @@ struct ParsedSet {
   std::vector<ParsedNotebookPolicy> notebook_policies;
   std::vector<ParsedNodePool> node_pools;
   std::vector<CostModel> cost_models;
+  std::vector<ParsedServiceObjective> service_objectives;
   std::vector<CohortReference> cohort_references;
   // A file could not be read or parsed: its objects are missing, so references to them would
   // only repeat that error.
@@ -132,10 +139,20 @@ std::optional<StopPolicy> read_stop_policy(Reader& r, const Field& f);
 // Shared by the gpuaas.io kinds (reclaim_kinds.cpp): a number written plainly (5, 0.5, 1e-3; a
 // quoted one is an error, as for integers), and a boolean field read into `to` when present.
 std::optional<double> plain_number(Reader& r, const Field& f);
+// A latency field ("500ms", "2s", "1.5s"), an error at it unless above 0 (cost_model_kind.cpp).
+std::optional<double> read_latency(Reader& r, const Field& f);
 // gpuaas.io/v1alpha1 CostModel (cost_model_kind.cpp) and its checks against the set.
 void parse_cost_model(Reader& r, const Document& doc, ParsedSet& out);
 void check_cost_model(PolicySet& set, const std::vector<CostModel>& models, Diagnostics& d);
 void read_boolean(Reader& r, const Fields& in, const char* name, bool& to);
+// spec.selector of the kinds that select workloads (reclaim_kinds.cpp); `notebook`: sessions
+// only, a kinds field is an error.
+WorkloadSelector read_selector(Reader& r, const Field& f, bool notebook,
+                               std::vector<SourceRef>& cluster_queues_at);
+// gpuaas.io/v1alpha1 ServiceObjective (service_objective_kind.cpp) and its checks against the set.
+void parse_service_objective(Reader& r, const Document& doc, ParsedSet& out);
+void check_service_objectives(PolicySet& set, const std::vector<ParsedServiceObjective>& parsed,
+                              Diagnostics& d);
 
 // Kubernetes' own types as Kueue embeds them (kube_types.cpp).
 LabelSelector read_label_selector(Reader& r, const Field& f);

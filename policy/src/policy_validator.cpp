@@ -240,6 +240,7 @@ PolicySet validate_policy_set(ParsedSet& p, Diagnostics& d) {
   for (const auto& x : notebook) set.notebook_policies.push_back(x.policy);
   set.node_pools = check_node_pools(set, node_pools, !p.incomplete, d);
   if (!p.incomplete) check_cost_model(set, p.cost_models, d);
+  check_service_objectives(set, p.service_objectives, d);
   return set;
 }
 

@@ -108,43 +108,6 @@ std::vector<std::string> distinct_strings(Reader& r, const Field& f,
   return out;
 }
 
-// spec.selector; `notebook`: the kinds are those plugins declare sessions, and a kinds field is
-// an error.
-WorkloadSelector read_selector(Reader& r, const Field& f, bool notebook,
-                               std::vector<SourceRef>& cluster_queues_at) {
-  WorkloadSelector s;
-  auto sf = r.fields(f, {{"kinds"}, {"namespaces"}, {"clusterQueues"}, {"matchLabels"}});
-  if (const auto* kinds = sf.get("kinds")) {
-    if (notebook) {
-      r.error(r.at(kinds->key), kinds->path +
-                                    ": a NotebookPolicy selects sessions only (the kinds plugins "
-                                    "declare so, e.g. Notebook); leave kinds out (an "
-                                    "IdleReclaimPolicy selects other kinds)");
-    } else {
-      s.kinds = distinct_strings(r, *kinds);
-    }
-  }
-  if (const auto* ns = sf.get("namespaces")) {
-    std::vector<SourceRef> at;
-    auto names = distinct_strings(r, *ns, &at);
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (!is_dns_label(names[i])) {
-        r.error(at[i], ns->path + ": " + in_quotes(names[i]) +
-                           " is not a namespace name (a DNS-1123 label)");
-        continue;
-      }
-      s.namespaces.push_back(names[i]);
-    }
-  }
-  if (const auto* cqs = sf.get("clusterQueues")) {
-    s.cluster_queues = distinct_strings(r, *cqs, &cluster_queues_at);
-  }
-  if (const auto* ml = sf.get("matchLabels")) {
-    for (const auto& [entry, value] : r.string_map(*ml)) s.match_labels[entry.name] = value;
-  }
-  return s;
-}
-
 // spec.idle.thresholds[]: {metric, below}. Known metrics are range-checked; others warn.
 std::vector<IdleThreshold> read_thresholds(Reader& r, const Field& f) {
   std::vector<IdleThreshold> out;
@@ -317,6 +280,43 @@ void read_notebook_policy(Reader& r, const Document& doc, ParsedSet& out) {
 }
 
 }  // namespace
+
+// spec.selector; `notebook`: the kinds are those plugins declare sessions, and a kinds field is
+// an error.
+WorkloadSelector read_selector(Reader& r, const Field& f, bool notebook,
+                               std::vector<SourceRef>& cluster_queues_at) {
+  WorkloadSelector s;
+  auto sf = r.fields(f, {{"kinds"}, {"namespaces"}, {"clusterQueues"}, {"matchLabels"}});
+  if (const auto* kinds = sf.get("kinds")) {
+    if (notebook) {
+      r.error(r.at(kinds->key), kinds->path +
+                                    ": a NotebookPolicy selects sessions only (the kinds plugins "
+                                    "declare so, e.g. Notebook); leave kinds out (an "
+                                    "IdleReclaimPolicy selects other kinds)");
+    } else {
+      s.kinds = distinct_strings(r, *kinds);
+    }
+  }
+  if (const auto* ns = sf.get("namespaces")) {
+    std::vector<SourceRef> at;
+    auto names = distinct_strings(r, *ns, &at);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (!is_dns_label(names[i])) {
+        r.error(at[i], ns->path + ": " + in_quotes(names[i]) +
+                           " is not a namespace name (a DNS-1123 label)");
+        continue;
+      }
+      s.namespaces.push_back(names[i]);
+    }
+  }
+  if (const auto* cqs = sf.get("clusterQueues")) {
+    s.cluster_queues = distinct_strings(r, *cqs, &cluster_queues_at);
+  }
+  if (const auto* ml = sf.get("matchLabels")) {
+    for (const auto& [entry, value] : r.string_map(*ml)) s.match_labels[entry.name] = value;
+  }
+  return s;
+}
 
 void parse_reclaim_object(Reader& r, const Document& doc, ParsedSet& out) {
   if (doc.kind == "NotebookPolicy") return read_notebook_policy(r, doc, out);

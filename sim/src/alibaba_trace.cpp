@@ -3,9 +3,11 @@
 #include <cctype>
 #include <string_view>
 
-#include "gpuaas/sim/trace_csv.hpp"
+#include "gpuaas/trace/trace_csv.hpp"
 
 namespace gpuaas::sim {
+using trace::CsvCells;
+using trace::read_csv;
 namespace {
 
 constexpr std::string_view kPodHeader =

@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "gpuaas/sim/alibaba_trace.hpp"
-#include "gpuaas/sim/azure_llm_trace.hpp"
+#include "gpuaas/trace/azure_llm_trace.hpp"
 
 namespace gpuaas::sim {
 
@@ -92,7 +92,7 @@ Result<Scenario> alibaba_scenario(const std::string& pods_csv, const std::string
 Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double hours,
                                     uint64_t seed) {
   if (services < 1) return Status::invalid("--services must be at least 1");
-  auto requests = read_azure_llm(csv);
+  auto requests = trace::read_azure_llm(csv);
   if (!requests) return requests.status();
   if (requests->empty()) return Status::invalid(csv + ": no requests");
   Scenario s;

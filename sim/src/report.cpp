@@ -64,6 +64,17 @@ json report_object(const RunResult& r) {
         {"cost_per_outcome",
          t.outcomes > 0 ? json(round_to(t.cost / static_cast<double>(t.outcomes), 0.01)) : json()}};
   }
+  json services = json::object();
+  for (const auto& [key, v] : r.services) {
+    services[key] = {{"tenant", v.tenant},
+                     {"requests", v.requests},
+                     {"within_objective", v.within_objective},
+                     {"quality", v.quality},
+                     {"outcomes", round_to(v.outcomes(), 0.01)},
+                     {"allocated_gpu_hours", round_to(v.allocated_gpu_seconds / 3600, 0.001)},
+                     {"cost", round_to(v.cost, 0.0001)},
+                     {"cost_per_outcome", v.outcomes() > 0 ? json(v.cost / v.outcomes()) : json()}};
+  }
   const auto cpo = r.cost_per_outcome();
   return {{"policy", r.policy},
           {"scenario", r.scenario},
@@ -99,6 +110,7 @@ json report_object(const RunResult& r) {
           {"finished", r.finished},
           {"requests", {{"total", r.requests}, {"within_objective", r.requests_within_objective}}},
           {"tenants", tenants},
+          {"services", services},
           {"per_workload", per_workload(r)},
           {"decisions",
            {{"actions", r.actions},

@@ -173,7 +173,8 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
                                 "pods",          "gpusPerPod",  "cpuPerPod",   "memoryPerPod",
                                 "submitAt",      "duration",    "lifetime",    "deadline",
                                 "priorityClass", "count",       "every",       "hideDuration",
-                                "startupDelay",  "utilization", "requestRate", "latencyObjective"}))
+                                "startupDelay",  "utilization", "requestRate", "latencyObjective",
+                                "quality"}))
     return;
   w.at = r.where(n.Mark());
   bool has_duration = false;
@@ -226,6 +227,8 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
       w.request_rate = r.number(v, fp, 0, 1e6).value_or(0);
     } else if (k == "latencyObjective") {
       w.latency_objective = r.duration(v, fp).value_or(w.latency_objective);
+    } else if (k == "quality") {
+      w.quality = r.number(v, fp, 0, 1).value_or(w.quality);
     }
   }
   for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"name", &w.name},

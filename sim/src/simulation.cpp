@@ -89,6 +89,12 @@ Status Simulation::setup() {
     if (inst.spec->deadline) w.deadline = scenario_.start + *inst.spec->deadline;
     by_key_[w.key] = workloads_.size();
     namespaces.insert(inst.spec->namespace_);
+    if (serves_requests(w)) {
+      serving_.push_back(workloads_.size());
+      auto& svc = result_.services[w.key];
+      svc.tenant = inst.spec->namespace_;
+      svc.quality = inst.spec->quality;
+    }
     workloads_.push_back(std::move(w));
   }
   for (const auto& ns : namespaces) {
@@ -245,6 +251,12 @@ void Simulation::advance(Time t) {
     result_.tenants[ns].allocated_gpu_seconds += dt * static_cast<double>(m) / 1000;
   for (const auto& [ns, m] : tenant_busy_milli_)
     result_.tenants[ns].busy_gpu_seconds += dt * static_cast<double>(m) / 1000;
+  for (std::size_t i : serving_) {
+    const SimWorkload& w = workloads_[i];
+    if (w.gpu_milli_bound > 0)
+      result_.services[w.key].allocated_gpu_seconds +=
+          dt * static_cast<double>(w.gpu_milli_bound) / 1000;
+  }
   for (const auto& [name, n] : cluster_.nodes()) {
     result_.node_seconds += dt;
     result_.pools[n.pool].node_seconds += dt;

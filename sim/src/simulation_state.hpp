@@ -183,6 +183,7 @@ class Simulation {
   std::set<std::size_t> activated_;          // those with SimWorkload::activator
   std::map<std::size_t, Time> wake_started_;
   std::map<std::string, int64_t> tenant_alloc_milli_, tenant_busy_milli_;
+  std::vector<std::size_t> serving_;  // workloads that serve requests (per-service figures)
   bool autoscaler_ = false;
 };
 

@@ -283,6 +283,9 @@ void Simulation::count_served(std::size_t i, Time now) {
   const int64_t n = requests_between(w, *w.serving_since, now);
   result_.requests += n;
   result_.requests_within_objective += n;
+  auto& svc = result_.services[w.key];
+  svc.requests += n;
+  svc.within_objective += n;
   w.serving_since.reset();
 }
 
@@ -339,9 +342,13 @@ void Simulation::count_requests(std::size_t i, Time now) {
   SimWorkload& w = workloads_[i];
   if (!w.unserved_since || !serves_requests(w)) return;
   const Time from = *w.unserved_since;
-  result_.requests += requests_between(w, from, now);
-  result_.requests_within_objective +=
-      requests_between(w, std::max(from, now - w.spec->latency_objective), now);
+  const int64_t n = requests_between(w, from, now);
+  const int64_t within = requests_between(w, std::max(from, now - w.spec->latency_objective), now);
+  result_.requests += n;
+  result_.requests_within_objective += within;
+  auto& svc = result_.services[w.key];
+  svc.requests += n;
+  svc.within_objective += within;
   w.unserved_since.reset();
 }
 
@@ -396,6 +403,7 @@ void Simulation::finish_accounts() {
     // Requests still waiting at the end were not answered in time (nor at all).
     if (!finished(w.state) && w.unserved_since && serves_requests(w)) {
       result_.requests += requests_between(w, *w.unserved_since, end_);
+      result_.services[w.key].requests += requests_between(w, *w.unserved_since, end_);
       w.unserved_since.reset();
     }
   }
@@ -405,6 +413,11 @@ void Simulation::finish_accounts() {
     // nobody held is the cluster's idle cost, not any tenant's.
     t.cost = result_.capacity_gpu_seconds > 0
                  ? result_.cost * t.allocated_gpu_seconds / result_.capacity_gpu_seconds
+                 : 0;
+  }
+  for (auto& [key, s] : result_.services) {
+    s.cost = result_.capacity_gpu_seconds > 0
+                 ? result_.cost * s.allocated_gpu_seconds / result_.capacity_gpu_seconds
                  : 0;
   }
 }

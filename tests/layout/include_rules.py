@@ -12,6 +12,9 @@ DECIDING = ("gpuaas/core/", "gpuaas/admission/", "gpuaas/reclaim/", "gpuaas/scal
 # folder -> (forbidden include prefixes, allowed project prefixes or None for "any but forbidden")
 RULES = [
     ("base", DECIDING, ("gpuaas/base/",)),
+    # Foundations the tools and the core share: traces, and what a service sustains.
+    ("trace", DECIDING, ("gpuaas/trace/", "gpuaas/base/")),
+    ("capacity", DECIDING, ("gpuaas/capacity/", "gpuaas/trace/", "gpuaas/base/")),
     ("bus", DECIDING, None),
     ("sdk", DECIDING, None),
     ("wire", DECIDING, None),

@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "gpuaas/sim/alibaba_trace.hpp"
-#include "gpuaas/sim/azure_llm_trace.hpp"
+#include "gpuaas/trace/azure_llm_trace.hpp"
 
 namespace gpuaas::sim {
 namespace {
+using trace::read_azure_llm;
 
 const std::string kTraces = std::string(GPUAAS_SHARED_DIR) + "/traces/";
 const std::string kPodHeader =

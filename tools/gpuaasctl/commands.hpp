@@ -61,6 +61,28 @@ struct ReportOptions {
 // GPU-hours, outcomes and cost per tenant.
 int show_report(const CtlContext& ctx, const ReportOptions& o);
 
+// The highest request rate an OpenAI-compatible endpoint sustains at its objectives, and what a
+// good answer costs there (a load test; docs/capacity.md). Needs no gpuaasd unless --flavor.
+struct CapacityOptions {
+  std::string url, model, trace, check, chart, objective_file, objective_name, flavor;
+  std::vector<std::string> headers;
+  std::string ttft_p95, tpot_p95, e2e_p95;       // latencies as written ("400ms"); empty: not set
+  double max_error_rate = -1, min_quality = -1;  // -1: the objective's, else the default
+  double confidence = 0.9;
+  double step_seconds = 30, warmup_seconds = -1;  // -1: a fifth of the step
+  double start_rps = 1, max_rps = 1000, precision = 0.05;
+  int confirm_steps = 3, max_steps = 40;
+  int prompt_tokens = 256, output_tokens = 128;  // without --trace
+  int max_prompt_tokens = 0, max_output_tokens = 0;
+  bool chat = false, ignore_eos = false, json = false;
+  double request_timeout = 120, stall_timeout = 30, check_timeout = 10;
+  double gpu_hour_price = 0;
+  int gpus = 1;
+  std::string currency = "USD";
+  uint64_t seed = 1;
+};
+int capacity(const CtlContext& ctx, const CapacityOptions& o);
+
 // Offline, no server: validates policy files (or directories of them) as one set, and that
 // gpuaasd can publish them under a server's max_payload (bytes; 0: not checked).
 int check_policy(const std::vector<std::string>& paths, int64_t max_payload);

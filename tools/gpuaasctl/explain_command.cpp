@@ -1,4 +1,5 @@
 // explain: why a workload waits and when it may start, from the daemon's admission engine.
+#include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,34 @@ void print_reclaim(const nlohmann::json& r) {
               << str(at(r, {"evidence"})) << ")\n  Idle at:         " << str(at(r, {"idle_at"}))
               << " (timeout " << str(at(r, {"timeout_seconds"})) << " s"
               << (flag(at(r, {"learned"})) ? ", learned" : "") << ")\n";
+  }
+}
+
+std::string number(const nlohmann::json& j, int digits) {
+  if (!j.is_number()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, j.get<double>());
+  return buf;
+}
+
+// A service's measurement against its ServiceObjective: outcomes and its sustainable rate.
+void print_serving(const nlohmann::json& s) {
+  const auto& c = at(s, {"capacity"});
+  std::cout << "  Objective:       " << str(at(s, {"objective"})) << " ("
+            << number(at(s, {"within_share"}), 3) << " of " << number(at(s, {"requests"}), 0)
+            << " requests within it, " << str(at(s, {"replicas"})) << " replicas)\n";
+  const std::string bound = str(at(c, {"bound"}));
+  std::cout << "  Capacity:        ";
+  if (bound == "none") {
+    std::cout << "not known yet (" << str(at(c, {"windows"})) << " windows)\n";
+  } else {
+    std::cout << (bound == "at_least"  ? "at least "
+                  : bound == "at_most" ? "at most "
+                                       : "")
+              << number(at(c, {"sustainable_rps_per_replica"}), 2)
+              << " req/s per replica at its objective (" << bound << ", confidence "
+              << number(at(c, {"confidence"}), 2) << ", " << str(at(c, {"windows_meeting"}))
+              << " windows met it, " << str(at(c, {"windows_missing"})) << " did not)\n";
   }
 }
 
@@ -79,6 +108,7 @@ int explain_one(const CtlContext& ctx, const std::string& workload, bool as_json
   }
   if (x.contains("binding")) print_binding(at(x, {"binding"}));
   if (x.contains("reclaim")) print_reclaim(at(x, {"reclaim"}));
+  if (x.contains("serving")) print_serving(at(x, {"serving"}));
   if (!at(x, {"deadline"}).is_null()) {
     std::cout << "  Deadline:        " << str(at(x, {"deadline"}))
               << (flag(at(x, {"deadline_at_risk"})) ? " (at risk with the capacity at hand)" : "")

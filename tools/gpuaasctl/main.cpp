@@ -16,6 +16,74 @@ void add_page_options(CLI::App* cmd, std::size_t& limit, std::string& after, con
   cmd->add_option("--after", after, std::string("The page after this cursor (") + cursor + ")");
 }
 
+// capacity's flags: the endpoint, the requests, the objectives, the search, the price.
+CLI::App* add_capacity(CLI::App& app, gpuaas::ctl::CapacityOptions& o) {
+  auto* c = app.add_subcommand(
+      "capacity",
+      "Load-test an OpenAI-compatible endpoint: the highest request rate whose latency, error and "
+      "quality objectives hold, and the cost of a good answer there (docs/capacity.md)");
+  c->add_option("--url", o.url, "Base URL: vLLM http://HOST:8000, KServe http://HOST/openai")
+      ->required();
+  c->add_option("--model", o.model, "Model name (default: the first the endpoint lists)");
+  c->add_flag("--chat", o.chat, "Use /v1/chat/completions (default /v1/completions)");
+  c->add_option("--header", o.headers, "Extra HTTP header, e.g. \"Authorization: Bearer ...\"");
+  c->add_option("--trace", o.trace,
+                "Request sizes from a trace in the Azure LLM format "
+                "(TIMESTAMP,ContextTokens,GeneratedTokens)");
+  c->add_option("--prompt-tokens", o.prompt_tokens, "Without --trace: prompt tokens (default 256)");
+  c->add_option("--output-tokens", o.output_tokens, "Without --trace: output tokens (default 128)");
+  c->add_option("--max-prompt-tokens", o.max_prompt_tokens, "Clamp the trace's prompts (0: no)");
+  c->add_option("--max-output-tokens", o.max_output_tokens, "Clamp the trace's outputs (0: no)");
+  c->add_flag("--ignore-eos", o.ignore_eos, "Ask vLLM to generate every token asked for");
+  c->add_option("--objective", o.objective_file, "A policy file with the ServiceObjective to meet");
+  c->add_option("--objective-name", o.objective_name, "Which ServiceObjective of that file");
+  c->add_option("--ttft-p95", o.ttft_p95, "p95 time to first token, e.g. 400ms");
+  c->add_option("--tpot-p95", o.tpot_p95, "p95 time per output token, e.g. 50ms");
+  c->add_option("--e2e-p95", o.e2e_p95, "p95 end-to-end latency, e.g. 20s");
+  c->add_option("--max-error-rate", o.max_error_rate,
+                "Share of requests that may fail (default 0.01)")
+      ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--min-quality", o.min_quality,
+                "Share of answers that must pass the quality check (default 0.99)")
+      ->check(CLI::Range(0.0, 1.0));
+  c->add_option("--check", o.check,
+                "Run CMD on each answer (its text on stdin); exit 0 passes the quality check");
+  c->add_option("--check-timeout", o.check_timeout, "Seconds for each --check run (default 10)");
+  c->add_option("--confidence", o.confidence,
+                "Confidence that the p95s hold at the answer (default 0.9)")
+      ->check(CLI::Range(0.5, 0.999));
+  c->add_option("--step-seconds", o.step_seconds, "Seconds each rate is held (default 30)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--warmup-seconds", o.warmup_seconds,
+                "Seconds at each step's start not measured (default: a fifth of the step)");
+  c->add_option("--start-rps", o.start_rps, "First rate (default 1)")->check(CLI::PositiveNumber);
+  c->add_option("--max-rps", o.max_rps, "Highest rate tried (default 1000)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--precision", o.precision, "Bisect until within this share (default 0.05)")
+      ->check(CLI::Range(0.001, 0.5));
+  c->add_option("--confirm-steps", o.confirm_steps,
+                "Steps pooled to confirm the answer (default 3)")
+      ->check(CLI::Range(1, 20));
+  c->add_option("--max-steps", o.max_steps, "Stop after this many steps (default 40)")
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--request-timeout", o.request_timeout, "Seconds per request (default 120)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--stall-timeout", o.stall_timeout,
+                "Seconds a stream may send nothing (default 30)")
+      ->check(CLI::PositiveNumber);
+  c->add_option("--gpu-hour-price", o.gpu_hour_price, "Price of one GPU for an hour")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--gpus", o.gpus, "GPUs the endpoint runs on (default 1)")
+      ->check(CLI::Range(1, 4096));
+  c->add_option("--flavor", o.flavor,
+                "Price from gpuaasd's price for this flavor (needs --server)");
+  c->add_option("--currency", o.currency, "With --gpu-hour-price (default USD)");
+  c->add_option("--chart", o.chart, "Write the latency-against-rate chart here (SVG)");
+  c->add_option("--seed", o.seed, "Seed of the arrivals and request sizes (default 1)");
+  c->add_flag("--json", o.json, "One JSON object on the last line (sustainable_rps, steps, cost)");
+  return c;
+}
+
 int run(int argc, char** argv) {
   using namespace gpuaas::ctl;
   CtlContext ctx;
@@ -130,6 +198,9 @@ int run(int argc, char** argv) {
   report->add_flag("--json", ro.json, "As JSON (the whole report, or pages with --limit)");
   add_page_options(report, ro.limit, ro.after, "tenants", "a tenant");
 
+  CapacityOptions capacity_opts;
+  auto* capacity_cmd = add_capacity(app, capacity_opts);
+
   std::vector<std::string> policy_paths;
   auto* policy = app.add_subcommand("policy", "Work with policy files offline (no server)");
   policy->require_subcommand(1);
@@ -192,6 +263,7 @@ int run(int argc, char** argv) {
   if (explain_cmd->parsed()) return explain(ctx, eo);
   if (report->parsed()) return show_report(ctx, ro);
   if (policy_check->parsed()) return check_policy(policy_paths, max_payload);
+  if (capacity_cmd->parsed()) return capacity(ctx, capacity_opts);
   return kExitUsage;
 }
 

@@ -97,6 +97,22 @@ int show_report(const CtlContext& ctx, const ReportOptions& o) {
                        fixed(at(f, {"idle_cost"}), 2)});
   }
   if (flavors.size() > 1) table(flavors);
+  for (const auto& n : list(c, {"price_notes"}))
+    std::cout << "Price not used: node " << text(at(n, {"node"})) << " (" << text(at(n, {"source"}))
+              << "): " << text(at(n, {"refused"})) << "\n";
+  std::vector<std::vector<std::string>> services{
+      {"SERVICE", "TENANT", "OUTCOMES", "GPU-HOURS", "COST", "PER-OUTCOME"}};
+  for (const auto& x : list(head, {"services"})) {
+    services.push_back({text(at(x, {"namespace"})) + "/" + text(at(x, {"service"})),
+                        text(at(x, {"tenant"})), fixed(at(x, {"outcomes"}), 0),
+                        fixed(at(x, {"gpu_hours_charged"}), 2), fixed(at(x, {"cost"}), 2),
+                        fixed(at(x, {"cost_per_outcome"}), 6)});
+  }
+  if (services.size() > 1) {
+    std::cout
+        << "\nServices (outcomes: requests within their ServiceObjective, latency and quality):\n";
+    table(services);
+  }
   return kExitOk;
 }
 

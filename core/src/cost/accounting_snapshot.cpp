@@ -96,6 +96,26 @@ void GpuAccounting::load_state(base::ArchiveReader& r) {
     sessions_used_, succeeded_, next_restate_, last_bucket_, coming_);
 }
 
+void GpuAccounting::save_services(base::ArchiveWriter& w) const {
+  service_ledger_.save_state(w);
+  w.count(services_.size());
+  for (const auto& [key, s] : services_) w(key, s.namespace_, s.name, s.cluster_queue, s.requests);
+  w(service_pods_);
+}
+
+void GpuAccounting::load_services(base::ArchiveReader& r) {
+  service_ledger_.load_state(r);
+  services_.clear();
+  const std::size_t n = r.count(8);
+  for (std::size_t i = 0; i < n && r.ok(); ++i) {
+    std::string key;
+    ServiceInfo s;
+    r(key, s.namespace_, s.name, s.cluster_queue, s.requests);
+    services_.emplace(std::move(key), std::move(s));
+  }
+  r(service_pods_);
+}
+
 GpuAccounting::UpdateHook& GpuAccounting::update_hook() {
   static UpdateHook hook;
   return hook;

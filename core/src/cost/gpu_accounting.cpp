@@ -1,5 +1,7 @@
 #include "gpu_accounting.hpp"
 
+#include "capacity/capacity_stage.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -44,6 +46,11 @@ std::string kind_group(const KubeObject& o) {
 }  // namespace
 
 std::map<std::string, Price> resolve_prices(const policy::PolicySet& set) {
+  return resolve_prices(set, {});
+}
+
+std::map<std::string, Price> resolve_prices(const policy::PolicySet& set,
+                                            const std::map<std::string, Price>& opencost) {
   std::map<std::string, Price> out;
   for (const auto& f : set.flavors) out[f.name];
   std::map<std::string, const policy::NodePool*> pools;
@@ -52,6 +59,7 @@ std::map<std::string, Price> resolve_prices(const policy::PolicySet& set) {
     if (p.price_per_node_hour > 0 && p.gpus_per_node > 0)
       out[p.flavor] = {p.price_per_node_hour / p.gpus_per_node, "NodePool"};
   }
+  for (const auto& [flavor, p] : opencost) out[flavor] = p;
   for (const auto& f : set.cost_model.flavors) {
     if (f.price_per_gpu_hour) {
       out[f.flavor] = {*f.price_per_gpu_hour, "CostModel"};
@@ -96,6 +104,22 @@ GpuAccounting::GpuAccounting(telemetry::Registry* registry) {
                      "The GPU-hour price in force per flavor and its source (CostModel, "
                      "NodePool, none).")
                  .Register(*registry);
+  m.service_cost = counter("gpuaas_service_cost_total",
+                           "Cost charged for a service's pods (a serving workload a "
+                           "ServiceObjective selects), per namespace and service.");
+  m.service_cost_per_outcome =
+      &telemetry::BuildGauge()
+           .Name("gpuaas_service_cost_per_outcome")
+           .Help(
+               "A service's cost per request within its ServiceObjective (latency and quality), "
+               "since the daemon began; absent until it has one.")
+           .Register(*registry);
+  m.opencost_refused = &telemetry::BuildGauge()
+                            .Name("gpuaas_opencost_prices_refused")
+                            .Help(
+                                "Nodes whose OpenCost prices were not used (zero or missing), "
+                                "by reason, at the last look.")
+                            .Register(*registry);
 }
 
 GpuAccounting::~GpuAccounting() = default;
@@ -112,7 +136,36 @@ void GpuAccounting::adopt_state(GpuAccounting&& other) {
 
 void GpuAccounting::set_policy(const policy::PolicySet& set) {
   policy_ = set;
-  prices_ = resolve_prices(set);
+  prices_ = resolve_prices(set, opencost_.by_flavor());
+  restate_all_ = true;
+}
+
+// OpenCost's prices as its latest samples say; a price that moved restates every source, so
+// each accrues at the new price from now on.
+void GpuAccounting::refresh_prices(const ClusterModel& model) {
+  opencost_.refresh(
+      model.metrics(),
+      [&](const std::string& node) {
+        auto it = model.nodes().find(node);
+        return it == model.nodes().end() || !it->second.node ? std::string()
+                                                             : flavor_of_node(it->second);
+      },
+      [&](const std::string& node) {
+        auto it = model.nodes().find(node);
+        return it == model.nodes().end() || !it->second.node ? 0.0
+                                                             : gpus_of(it->second.node->capacity);
+      });
+  auto prices = resolve_prices(policy_, opencost_.by_flavor());
+  auto same = [](const std::map<std::string, Price>& a, const std::map<std::string, Price>& b) {
+    if (a.size() != b.size()) return false;
+    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+      if (i->first != j->first || i->second.gpu_hour != j->second.gpu_hour ||
+          i->second.source != j->second.source)
+        return false;
+    return true;
+  };
+  if (same(prices, prices_)) return;
+  prices_ = std::move(prices);
   restate_all_ = true;
 }
 
@@ -156,11 +209,10 @@ ObjectMeta pod_meta(std::string_view ns, std::string_view name) {
 
 void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& scheduler,
                            const std::map<std::string, int64_t>& coming_gpus,
-                           bool watch_reservations) {
+                           bool watch_reservations, const std::vector<std::string>& touched) {
   if (const auto& hook = update_hook()) hook(*this, policy_);
   const wire::EventTime now = model.now();
   // Pods whose dcgm samples changed: their busy time (and sessions) change.
-  const auto touched = model.take_touched_pods();
   for (const auto& p : touched) {
     const auto slash = p.find('/');
     if (slash != std::string::npos)
@@ -171,6 +223,7 @@ void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& sche
   if (now >= next_restate_) {
     next_restate_ = now + kSampleFresh;
     pods_.insert(gpu_pods_.begin(), gpu_pods_.end());
+    refresh_prices(model);
   }
   if (restate_all_) {
     restate_all_ = false;
@@ -204,6 +257,7 @@ void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& sche
   if (!touched.empty() && !policy_.cost_model.latency_metric.empty())
     inference_pass(model, scheduler);
   ledger_.tick(now);
+  service_ledger_.tick(now);
 }
 
 void GpuAccounting::state_node(const ClusterModel& model, const std::string& name,
@@ -264,6 +318,17 @@ void GpuAccounting::state_pod(const ClusterModel& model, const admission::Schedu
   }
   if (c.empty() && !gpu_pods_.count(key)) return;
   ledger_.set("pod/" + key, c, now);
+  {
+    double charged = 0;
+    std::string flavor;
+    for (const auto& x : c)
+      if (x.measure == Measure::kCharged) {
+        charged = x.gpus;
+        flavor = x.key.flavor;
+      }
+    state_service_pod(key, services_.count(workload) ? workload : std::string(), flavor, charged,
+                      now);
+  }
   if (c.empty()) {
     gpu_pods_.erase(key);
   } else {
@@ -351,10 +416,46 @@ void GpuAccounting::inference_pass(const ClusterModel& model,
     it->second = s->value;
     if (rise <= 0) continue;
     RowKey row{ns, ""};
-    if (const KubeObject* pod = model.pod(ClusterModel::key_of(pod_meta(ns, pod_name))))
-      row = row_of_pod(model, scheduler, *pod, nullptr);
+    if (const KubeObject* pod = model.pod(ClusterModel::key_of(pod_meta(ns, pod_name)))) {
+      std::string workload;
+      row = row_of_pod(model, scheduler, *pod, &workload);
+      if (services_.count(workload)) continue;  // its ServiceObjective counts it (served)
+    }
     ledger_.outcome(row, Outcome::kInferenceRequest, rise);
   }
+}
+
+void GpuAccounting::served(const ClusterModel& model, const admission::Scheduler& scheduler,
+                           const Served& s) {
+  const KubeObject* pod = model.pod(s.pod);
+  const KubeObject* w = model.object(s.workload);
+  if (!pod || !w) return;
+  const RowKey row = row_of_pod(model, scheduler, *pod, nullptr);
+  auto [it, fresh] = services_.try_emplace(s.workload);
+  ServiceInfo& info = it->second;
+  info.namespace_ = w->meta.namespace_;
+  info.name = w->meta.name;
+  info.cluster_queue = row.cluster_queue;
+  info.requests += s.requests;
+  if (!service_pods_.count(s.pod)) pods_.insert(s.pod);  // its charge counts for the service too
+  if (s.outcomes <= 0) return;
+  ledger_.outcome(row, Outcome::kInferenceRequest, s.outcomes);
+  service_ledger_.outcome({info.namespace_, info.name}, Outcome::kInferenceRequest, s.outcomes);
+}
+
+// A service's pod: its charge in the service ledger, row (namespace, service name).
+void GpuAccounting::state_service_pod(const std::string& key, const std::string& workload,
+                                      const std::string& flavor, double gpus, wire::EventTime now) {
+  if (workload.empty() || gpus <= 0) {
+    if (service_pods_.erase(key)) service_ledger_.set("pod/" + key, {}, now);
+    return;
+  }
+  const ServiceInfo& info = services_.at(workload);
+  service_ledger_.set(
+      "pod/" + key,
+      {{Measure::kCharged, {info.namespace_, info.name, flavor, "", ""}, gpus, price(flavor)}},
+      now);
+  service_pods_.insert(key);
 }
 
 void GpuAccounting::succeeded(const std::string& key, const KubeObject& workload,

@@ -18,10 +18,14 @@
 
 #include "gpuaas/core/cluster_model.hpp"
 #include "gpuaas/policy/policy_set.hpp"
+#include "opencost_prices.hpp"
 #include "usage_ledger.hpp"
 
 namespace gpuaas::core::admission {
 class Scheduler;
+}
+namespace gpuaas::core {
+struct Served;  // capacity/capacity_stage.hpp
 }
 namespace gpuaas::base {
 class ArchiveReader;
@@ -37,12 +41,17 @@ class Family;
 
 namespace gpuaas::core::cost {
 
-// A flavor's GPU-hour price and where it came from (CostModel, NodePool or none).
+// A flavor's GPU-hour price and where it came from (CostModel, OpenCost, NodePool or none).
 struct Price {
   double gpu_hour = 0;
   std::string source = "none";
 };
+// The prices the admin wrote: the CostModel's, else the NodePool's.
 std::map<std::string, Price> resolve_prices(const policy::PolicySet& set);
+// The same with OpenCost's per flavor (opencost_prices.hpp) between them: a CostModel price wins,
+// OpenCost's fills a flavor without one, a NodePool's is the last resort.
+std::map<std::string, Price> resolve_prices(const policy::PolicySet& set,
+                                            const std::map<std::string, Price>& opencost);
 
 class GpuAccounting {
  public:
@@ -59,8 +68,13 @@ class GpuAccounting {
   void decided() { reservations_ = true; }  // parked or woken workloads, asked-for nodes
   // States the changed sources at the model's clock: `coming_gpus` are, per flavor, the GPUs of
   // nodes asked for that have not registered (billed while provisioned).
+  // `touched`: pods ("namespace/pod") whose samples changed in the event.
   void update(ClusterModel& model, const admission::Scheduler& scheduler,
-              const std::map<std::string, int64_t>& coming_gpus, bool watch_reservations);
+              const std::map<std::string, int64_t>& coming_gpus, bool watch_reservations,
+              const std::vector<std::string>& touched);
+  // A serving replica's scrape read against its ServiceObjective: its requests within the
+  // objective are inference outcomes, and its pod's charge is counted for its service too.
+  void served(const ClusterModel& model, const admission::Scheduler& scheduler, const Served& s);
   // A workload's lifecycle said Succeeded: one job outcome, once per incarnation (uid).
   void succeeded(const std::string& key, const KubeObject& workload,
                  const std::string& cluster_queue);
@@ -72,6 +86,11 @@ class GpuAccounting {
   std::string report_json(wire::EventTime now, std::optional<std::chrono::seconds> since) const;
 
   const UsageLedger& ledger() const { return ledger_; }
+  const UsageLedger& service_ledger() const { return service_ledger_; }
+  const OpenCostPrices& opencost() const { return opencost_; }
+  // Snapshots of the services' part (schema 4 on): their ledger and who they are.
+  void save_services(base::ArchiveWriter& w) const;
+  void load_services(base::ArchiveReader& r);
 
   // Snapshots (accounting_snapshot.cpp): the ledger and what the next update states. Prices and
   // the policy are the policy set's: load_state expects a fresh object on which set_policy was
@@ -99,7 +118,22 @@ class GpuAccounting {
   RowKey row_of_pod(const ClusterModel& model, const admission::Scheduler& scheduler,
                     const KubeObject& pod, std::string* workload) const;
 
+  void refresh_prices(const ClusterModel& model);
+  void export_service_metrics(wire::EventTime now) const;
+  void state_service_pod(const std::string& key, const std::string& workload,
+                         const std::string& flavor, double gpus, wire::EventTime now);
+
   UsageLedger ledger_;
+  // Per service (rows: namespace, service name): its pods' charge and its outcomes, so that cost
+  // per outcome is a service's own, not its tenant's.
+  UsageLedger service_ledger_;
+  struct ServiceInfo {
+    std::string namespace_, name, cluster_queue;
+    double requests = 0;  // all time
+  };
+  std::map<std::string, ServiceInfo> services_;  // workload key -> its service
+  std::set<std::string> service_pods_;           // pods with a source in service_ledger_
+  OpenCostPrices opencost_;
   policy::PolicySet policy_;  // the set in force
   std::map<std::string, Price> prices_;
   bool restate_all_ = false;

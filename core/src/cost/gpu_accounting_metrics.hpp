@@ -22,6 +22,9 @@ struct GpuAccounting::Metrics {
   telemetry::Family<telemetry::Counter>* idle_cost = nullptr;
   telemetry::Family<telemetry::Counter>* outcomes = nullptr;
   telemetry::Family<telemetry::Gauge>* price = nullptr;
+  telemetry::Family<telemetry::Counter>* service_cost = nullptr;
+  telemetry::Family<telemetry::Gauge>* service_cost_per_outcome = nullptr;
+  telemetry::Family<telemetry::Gauge>* opencost_refused = nullptr;
   mutable std::mutex mu;
   // What each counter shows already: counters only rise, by the ledger's increase.
   mutable std::map<telemetry::Counter*, double> shown;

@@ -108,6 +108,30 @@ void GpuAccounting::export_metrics(wire::EventTime now) const {
   for (auto* g : m.prices_shown)
     if (!prices.count(g)) m.price->Remove(g);
   m.prices_shown = std::move(prices);
+  export_service_metrics(now);
+}
+
+// Per service: its cost, and its cost per outcome; OpenCost's refusals.
+void GpuAccounting::export_service_metrics(wire::EventTime now) const {
+  auto& m = *metrics_;
+  const Snapshot t = service_ledger_.now_totals(now);
+  for (const auto& [row, r] : t.rows) {
+    const telemetry::Labels l{{"namespace", row.namespace_}, {"service", row.cluster_queue}};
+    auto& c = m.service_cost->Add(l);
+    double& was = m.shown[&c];
+    const double cost = r.cost_charged;
+    if (cost > was) {
+      c.Increment(cost - was);
+      was = cost;
+    }
+    const double outcomes = r.outcomes[static_cast<int>(Outcome::kInferenceRequest)];
+    if (outcomes > 0) m.service_cost_per_outcome->Add(l).Set(cost / outcomes);
+  }
+  std::map<std::string, double> refused;
+  for (const auto& x : opencost_.refused())
+    refused[x.reason.find(" is 0") != std::string::npos ? "zero" : "missing"] += 1;
+  for (const char* reason : {"zero", "missing"})
+    m.opencost_refused->Add({{"reason", reason}}).Set(refused[reason]);
 }
 
 std::string GpuAccounting::report_json(wire::EventTime now,
@@ -157,6 +181,32 @@ std::string GpuAccounting::report_json(wire::EventTime now,
     x["projects"] = std::move(tp.second);
     out_tenants.push_back(std::move(x));
   }
+  json services = json::array();
+  {
+    Snapshot st = service_ledger_.now_totals(now);
+    if (since) {
+      const Snapshot base = service_ledger_.at_or_before(st.at - *since);
+      for (const auto& [row, r] : base.rows) st.rows[row] -= r;
+    }
+    for (const auto& [key, info] : services_) {
+      const auto it = st.rows.find(RowKey{info.namespace_, info.name});
+      const RowTotals r = it == st.rows.end() ? RowTotals{} : it->second;
+      const double outcomes = r.outcomes[static_cast<int>(Outcome::kInferenceRequest)];
+      services.push_back(
+          {{"namespace", info.namespace_},
+           {"service", info.name},
+           {"tenant", info.cluster_queue},
+           {"requests_all_time", info.requests},
+           {"outcomes", outcomes},
+           {"gpu_hours_charged", hours(r.gpu_seconds[static_cast<int>(Measure::kCharged)])},
+           {"cost", money(r.cost_charged)},
+           {"cost_per_outcome",
+            outcomes > 0 ? json(money(r.cost_charged / outcomes)) : json(nullptr)}});
+    }
+  }
+  json price_notes = json::array();
+  for (const auto& x : opencost_.refused())
+    price_notes.push_back({{"node", x.node}, {"source", "OpenCost"}, {"refused", x.reason}});
   json flavors = json::array();
   double capacity = 0, cluster_cost = 0, idle_cost = 0;
   for (const auto& [flavor, f] : t.flavors) {
@@ -177,11 +227,13 @@ std::string GpuAccounting::report_json(wire::EventTime now,
               {"window_seconds", std::chrono::duration<double>(t.at - from).count()},
               {"currency", policy_.cost_model.currency},
               {"tenants", std::move(out_tenants)},
+              {"services", std::move(services)},
               {"cluster",
                {{"capacity_gpu_hours", hours(capacity)},
                 {"cost", money(cluster_cost)},
                 {"idle_cost", money(idle_cost)},
-                {"flavors", std::move(flavors)}}}}
+                {"flavors", std::move(flavors)},
+                {"price_notes", std::move(price_notes)}}}}
       .dump();
 }
 

@@ -49,6 +49,12 @@ std::string namespace_report(const std::string& full, std::string_view ns) {
     }
   }
   r["tenants"] = std::move(tenants);
+  json services = json::array();
+  for (auto& s : r.value("services", json::array()))
+    if (s.value("namespace", "") == ns) services.push_back(std::move(s));
+  r["services"] = std::move(services);
+  // Other tenants' nodes are not the namespace's business.
+  if (r.contains("cluster") && r["cluster"].is_object()) r["cluster"].erase("price_notes");
   r["namespace"] = ns;
   return r.dump();
 }

@@ -1,8 +1,8 @@
 // The order of the decisions after every event: policy, the model's changes fed to the stages,
 // idle reclaim, admission's pass and its decisions, conflicts sent again (admission's, then the
 // others'), pods bound to their nodes, the notebook gate,
-// node scale-out, cost. Each stage lives in its folder (admission/, reclaim/, scaleout/, cost/);
-// what they decide leaves through the DecisionSink.
+// node scale-out, serving capacity (a measurement), cost. Each stage lives in its folder
+// (admission/, reclaim/, scaleout/, cost/); what they decide leaves through the DecisionSink.
 #include "gpuaas/core/decision_pipeline.hpp"
 
 #include "admission/stage/admission_inputs.hpp"
@@ -20,6 +20,7 @@ DecisionPipeline::Stages::Stages(bus::Subjects subjects, std::string source,
       binding(registry),
       reclaim(registry, interpreter),
       scale_out(registry),
+      capacity(registry),
       cost(registry) {
   sink.set_retry(&retry);
   sink.set_binding(&binding);
@@ -92,8 +93,11 @@ void DecisionPipeline::after_event(ClusterModel& model, std::string_view event_i
     for (const auto& node : out.cordoned) s.upsert_node(model, node);  // at once
     if (!out.evictions.empty()) s.admission.emit(model, std::move(out.evictions), s.sink, hooks);
   }
+  // Pods whose samples changed: serving replicas' scrapes (capacity), GPUs busy (cost).
+  const auto touched = model.take_touched_pods();
+  const auto served = s.capacity.after_event(touched, model, s.admission.engine());
   s.cost.after_event(changes, model, s.admission.engine(), s.scale_out.coming_gpus(),
-                     s.reclaim.watching(), !s.sink.empty());
+                     s.reclaim.watching(), !s.sink.empty(), touched, served);
 }
 
 }  // namespace gpuaas::core

@@ -1,7 +1,8 @@
 // The pipeline in a snapshot. The policy travels as its PolicySet text and is parsed again on
 // load, so every stage starts from the same policy objects it had (set_policy), then takes its
 // own state on top. Schema 3 writes each stage's part in turn: admission (its fields, then the
-// engine), idle reclaim (its fields, then the book), scale-out, cost. Schema 2, written before
+// engine), idle reclaim (its fields, then the book), scale-out, cost; schema 4 adds the serving
+// capacity stage and the cost of each service after them. Schema 2, written before
 // the stages, had the admission and reclaim fields in one list; it is still read, so that an
 // upgrade resumes from the last snapshot instead of replaying the stream. Per-event state
 // (output, decision ids, pending decisions) is empty between events and is not written.
@@ -41,6 +42,10 @@ void DecisionPipeline::save_state(base::ArchiveWriter& w, uint32_t schema) const
   s.reclaim.save_book(w);
   s.scale_out.save_state(w);
   s.cost.save_state(w);
+  if (schema >= 4) {
+    s.capacity.save_state(w);
+    s.cost.save_services(w);
+  }
 }
 
 void DecisionPipeline::load_state(base::ArchiveReader& r, uint32_t schema) {
@@ -62,6 +67,10 @@ void DecisionPipeline::load_state(base::ArchiveReader& r, uint32_t schema) {
   s.reclaim.load_book(r);
   s.scale_out.load_state(r);
   s.cost.load_state(r);
+  if (schema >= 4) {
+    s.capacity.load_state(r);
+    s.cost.load_services(r);
+  }
 }
 
 }  // namespace gpuaas::core

@@ -9,6 +9,7 @@
 #include "admission/stage/admission_stage.hpp"
 #include "admission/stage/queue_metrics.hpp"
 #include "binding/binding_stage.hpp"
+#include "capacity/capacity_stage.hpp"
 #include "cost/cost_stage.hpp"
 #include "gpuaas/core/decision_pipeline.hpp"
 #include "pipeline/conflict_retry.hpp"
@@ -55,6 +56,7 @@ struct DecisionPipeline::Stages {
   BindingStage binding;
   ReclaimStage reclaim;
   ScaleOutStage scale_out;
+  CapacityStage capacity;
   CostStage cost;
   std::string policy_text;  // the PolicySet object in force
   // Decisions taken while feeding the changes (a wake), sent before the pass's own.

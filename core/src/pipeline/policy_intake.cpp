@@ -50,6 +50,7 @@ void DecisionPipeline::Stages::set_policy(const policy::PolicySet& set) {
   reclaim.set_policy(set);
   binding.set_policy(set);
   scale_out.set_policy(set);
+  capacity.set_policy(set);
   cost.set_policy(set);
 }
 

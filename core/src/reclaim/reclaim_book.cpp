@@ -26,20 +26,6 @@ const char* to_string(ReclaimPhase p) {
   return "Active";
 }
 
-bool selector_matches(const policy::WorkloadSelector& sel, const KubeObject& obj,
-                      const std::string& cluster_queue) {
-  auto in = [](const std::vector<std::string>& list, const std::string& v) {
-    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-  };
-  if (!in(sel.kinds, obj.meta.kind) || !in(sel.namespaces, obj.meta.namespace_)) return false;
-  if (!sel.cluster_queues.empty() && !in(sel.cluster_queues, cluster_queue)) return false;
-  for (const auto& [k, v] : sel.match_labels) {
-    auto it = obj.meta.labels.find(k);
-    if (it == obj.meta.labels.end() || it->second != v) return false;
-  }
-  return true;
-}
-
 void ReclaimBook::set_policy(const policy::PolicySet& set) {
   std::vector<ReclaimRule> rules;
   // A NotebookPolicy's culling is an idle rule for sessions (the kinds plugins declare so:

@@ -15,6 +15,7 @@
 #include "gpuaas/policy/policy_set.hpp"
 #include "gpuaas/reclaim/arrival_model.hpp"
 #include "gpuaas/wire/event_time.hpp"
+#include "workload_selector.hpp"
 
 namespace gpuaas::base {
 class ArchiveReader;
@@ -113,8 +114,5 @@ class ReclaimBook {
   std::vector<policy::NotebookPolicy> notebooks_;
   std::map<std::string, ReclaimState> states_;
 };
-
-bool selector_matches(const policy::WorkloadSelector& sel, const KubeObject& obj,
-                      const std::string& cluster_queue);
 
 }  // namespace gpuaas::core

@@ -111,7 +111,8 @@ std::string binding_message(const json& b) {
 
 // "namespace/name": the queued (or reclaimed) workload of that name, whatever its kind.
 std::string find_key(const AdmissionStage& admission, const ReclaimBook& book,
-                     const ClusterModel& model, const std::string& request) {
+                     const CapacityStage& capacity, const ClusterModel& model,
+                     const std::string& request) {
   const auto slash = request.find('/');
   const std::string ns = slash == std::string::npos ? "" : request.substr(0, slash);
   const std::string name = slash == std::string::npos ? request : request.substr(slash + 1);
@@ -130,6 +131,9 @@ std::string find_key(const AdmissionStage& admission, const ReclaimBook& book,
   for (const auto& [k, why] : admission.unqueued_all()) {
     const KubeObject* o = found.empty() ? model.object(k) : nullptr;
     if (o && o->meta.namespace_ == ns && o->meta.name == name) found = k;
+  }
+  for (const auto& [k, svc] : capacity.services()) {
+    if (found.empty() && svc.namespace_ == ns && svc.name == name) found = k;
   }
   if (found.empty()) {
     // A pod that is a workload, or a member of one: its group answers for it.
@@ -170,7 +174,7 @@ std::string DecisionPipeline::explain_json(std::string_view request,
   const ReclaimBook& book = s.reclaim.book();
   std::string key(request);
   if (std::count(key.begin(), key.end(), '/') < 3) {
-    key = find_key(s.admission, book, model, key);
+    key = find_key(s.admission, book, s.capacity, model, key);
     if (key.empty())
       return json{{"error", "no queued workload " + std::string(request) +
                                 " (it needs the kueue.x-k8s.io/queue-name label and a plugin "
@@ -180,8 +184,17 @@ std::string DecisionPipeline::explain_json(std::string_view request,
   auto x = s.admission.engine().explain(
       key, std::chrono::time_point_cast<std::chrono::milliseconds>(model.now()));
   const json reclaim = reclaim_json(book, key);
+  const json serving = json::parse(s.capacity.explain_json(key, model.now()), nullptr, false);
   if (!x.known && reclaim.is_null()) explain_unqueued(model, key, x);
-  if (!x.known && reclaim.is_null()) return json{{"error", "no queued workload " + key}}.dump();
+  if (!x.known && reclaim.is_null() && !serving.is_object())
+    return json{{"error", "no queued workload " + key}}.dump();
+  if (!x.known && reclaim.is_null()) {
+    // Serving without a queue: what its metrics say is all there is to explain.
+    x.known = true;
+    x.state = "Serving";
+    x.reason = "NotQueued";
+    x.message = "not admitted through a queue; measured against its ServiceObjective";
+  }
   if (!x.known) {
     // Idle reclaim released its quota: it is out of the queue until asked for.
     x.state = "ScaledToZero";
@@ -206,6 +219,7 @@ std::string DecisionPipeline::explain_json(std::string_view request,
   j["quota_lent"] = x.quota_lent;
   if (!reclaim.is_null()) j["reclaim"] = reclaim;
   if (!bound.is_null()) j["binding"] = bound;
+  if (serving.is_object()) j["serving"] = serving;
   if (o != nullptr) {
     j["workload"] = {{"kind", o->meta.kind},
                      {"namespace", o->meta.namespace_},

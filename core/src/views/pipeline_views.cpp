@@ -36,6 +36,7 @@ void DecisionPipeline::refresh_metrics(const ClusterModel& model) const {
   if (!stages_->admission.active()) return;
   stages_->queue_metrics.refresh(stages_->admission.engine());
   stages_->cost.accounting().export_metrics(model.now());
+  stages_->capacity.export_metrics(model.now());
 }
 
 std::string DecisionPipeline::report_json(const ClusterModel& model,

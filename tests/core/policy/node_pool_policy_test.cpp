@@ -359,7 +359,7 @@ spec: {flavor: l4, maxNodes: 4}
 TEST(NodePool, UnknownGpuaasKindListsNodePool) {
   auto r = load_text("apiVersion: gpuaas.io/v1alpha1\nkind: NodePools\nmetadata: {name: p}\n");
   ASSERT_EQ(r.errors.size(), 1u) << joined(r.errors);
-  EXPECT_NE(r.errors[0].message.find("NotebookPolicy, NodePool, CostModel)"), std::string::npos)
+  EXPECT_NE(r.errors[0].message.find("NotebookPolicy, NodePool, CostModel, ServiceObjective)"), std::string::npos)
       << r.errors[0].message;
 }
 

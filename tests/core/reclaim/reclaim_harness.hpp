@@ -43,6 +43,8 @@ inline std::string cluster_policy() {
 
 class Harness {
  public:
+  using Labels = std::vector<std::pair<std::string, std::string>>;
+  using Samples = std::vector<std::pair<Labels, double>>;
   // `server`: a nats-server's URL; "" runs on the in-process bus.
   explicit Harness(const std::string& policy, const std::string& server = "") {
     sim::DaemonDriver::Options o;

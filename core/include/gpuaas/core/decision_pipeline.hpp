@@ -89,11 +89,11 @@ class DecisionPipeline {
   // The NodePools node scale-out follows: nodes, what it asked for, its last plan (a JSON array).
   std::string pools_json(const ClusterModel& model) const;
 
-  // Snapshots (pipeline_snapshot.cpp), in the layout of the snapshot `schema`: 3 writes each
-  // stage's part in turn; 2 (before the stages) wrote the admission, reclaim and gating fields
-  // as one list, and is still read. load_state fills a pipeline that has seen no event; on
-  // failure r.ok() is false.
-  static constexpr uint32_t kSnapshotSchema = 3;
+  // Snapshots (pipeline_snapshot.cpp), in the layout of the snapshot `schema`: 4 writes each
+  // stage's part in turn, serving capacity and each service's cost included (3 had neither); 2
+  // (before the stages) wrote the admission, reclaim and gating fields as one list, and is still
+  // read. load_state fills a pipeline that has seen no event; on failure r.ok() is false.
+  static constexpr uint32_t kSnapshotSchema = 4;
   static constexpr uint32_t kOldestSnapshotSchema = 2;
   void save_state(base::ArchiveWriter& w, uint32_t schema = kSnapshotSchema) const;
   void load_state(base::ArchiveReader& r, uint32_t schema = kSnapshotSchema);

@@ -331,6 +331,40 @@ struct CostModel {
   SourceRef at;
 };
 
+// gpuaas.io/v1alpha1 ServiceObjective: what a served request must meet to count as an outcome,
+// and what a service's sustainable rate is measured against (gpuaasctl capacity, the passive
+// estimate in gpuaasd). A serving workload takes the first ServiceObjective, in name order, whose
+// selector matches it.
+enum class QualitySource {
+  kNone,          // every answered request passes
+  kFinishReason,  // the requests-finished counter by finish reason (vLLM's request_success_total)
+  kMetric,        // an evaluator's counters: answers that passed, of answers evaluated
+};
+struct ServiceObjective {
+  std::string name;
+  WorkloadSelector selector;
+  std::optional<double> ttft_p95;  // seconds
+  std::optional<double> tpot_p95;
+  std::optional<double> e2e_p95;
+  double error_budget = 0.01;       // share of requests that may fail
+  double quality_threshold = 0.99;  // share of answers that must pass the quality signal
+  QualitySource quality_source = QualitySource::kFinishReason;
+  std::vector<std::string> good_reasons = {"stop", "length"};   // kFinishReason
+  std::vector<std::string> error_reasons = {"abort", "error"};  // kFinishReason: failed requests
+  std::string pass_metric, total_metric;                        // kMetric: counters
+  // The series the service exports (vLLM's names by default; any Prometheus histogram works).
+  std::string ttft_metric = "vllm:time_to_first_token_seconds";
+  std::string tpot_metric = "vllm:inter_token_latency_seconds";
+  std::string e2e_metric = "vllm:e2e_request_latency_seconds";
+  std::string requests_metric = "vllm:request_success_total";
+  std::string waiting_metric = "vllm:num_requests_waiting";
+  // The passive estimate: windows of this length per replica, each with at least this many
+  // requests to count.
+  std::chrono::seconds window{60};
+  double min_requests = 20;
+  SourceRef at;
+};
+
 // One validated set of policy files, with references across them resolved.
 struct PolicySet {
   std::vector<ResourceFlavor> flavors;
@@ -343,6 +377,7 @@ struct PolicySet {
   std::vector<NotebookPolicy> notebook_policies;
   std::vector<NodePool> node_pools;
   CostModel cost_model;
+  std::vector<ServiceObjective> service_objectives;  // by name
   std::vector<std::string> files;
 
   const ResourceFlavor* flavor(const std::string& name) const;
@@ -356,6 +391,8 @@ struct PolicySet {
 // gpuaas.io/expected-duration annotation use the same syntax. nullopt: not a duration, negative,
 // or not a whole number of seconds.
 std::optional<std::chrono::seconds> parse_duration(std::string_view text);
+// A latency: "500ms", "2s", "1.5s", "0.4" (seconds); nullopt unless a number above 0.
+std::optional<double> parse_latency(std::string_view text);
 // The inverse for display: 5400s -> "1h30m", 0 -> "0s".
 std::string format_duration(std::chrono::seconds d);
 

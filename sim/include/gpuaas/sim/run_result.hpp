@@ -29,6 +29,18 @@ struct TenantFigures {
   double cost = 0;  // the tenant's share: its allocated GPU-seconds at the node price
 };
 
+// One service's figures (report key "services"): requests, those within its latency objective,
+// outcomes (within it and passing its quality), the GPU-seconds its pods held and their cost.
+struct ServiceFigures {
+  std::string tenant;  // its namespace
+  int64_t requests = 0;
+  int64_t within_objective = 0;
+  double quality = 1.0;
+  double outcomes() const { return static_cast<double>(within_objective) * quality; }
+  double allocated_gpu_seconds = 0;
+  double cost = 0;  // its allocated GPU-seconds at the run's price per GPU-second
+};
+
 struct SeriesPoint {
   double t = 0;         // seconds since the scenario start
   int64_t waiting = 0;  // workloads submitted, not running and not finished
@@ -104,6 +116,7 @@ struct RunResult {
   int64_t deadlettered = 0;
   double wall_seconds = 0;
   std::map<std::string, TenantFigures> tenants;
+  std::map<std::string, ServiceFigures> services;  // by namespace/name
   std::map<std::string, PoolFigures> pools;
   std::vector<WorkloadRecord> per_workload;  // in the scenario's order
   std::vector<DecisionRecord> decisions;     // empty unless recorded

@@ -56,6 +56,9 @@ struct WorkloadTemplate {
   double utilization = 0.9;             // GPU activity while busy (0..1)
   double request_rate = 0.0;            // InferenceService: requests per second, while it exists
   Millis latency_objective{std::chrono::seconds(2)};
+  // Share of answers that pass the service's quality signal (a finish reason, an evaluator):
+  // a request within the latency objective is an outcome only when its answer passes too.
+  double quality = 1.0;
   // Request arrivals (ms from the scenario start, sorted), from a trace; instead of requestRate.
   std::shared_ptr<const std::vector<int64_t>> arrivals_ms;
   std::string at;  // FILE:LINE where it was written

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuaas/sim/trace_csv.hpp"
+#include "gpuaas/trace/trace_csv.hpp"
 
-namespace gpuaas::sim {
+namespace gpuaas::trace {
 namespace {
 
 constexpr std::string_view kHeader = "name,n";
@@ -63,4 +63,4 @@ TEST_F(TraceCsvTest, FirstErrorOfARowIsKept) {
 }
 
 }  // namespace
-}  // namespace gpuaas::sim
+}  // namespace gpuaas::trace

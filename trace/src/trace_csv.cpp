@@ -1,10 +1,10 @@
-#include "gpuaas/sim/trace_csv.hpp"
+#include "gpuaas/trace/trace_csv.hpp"
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 
-namespace gpuaas::sim {
+namespace gpuaas::trace {
 
 std::vector<std::string_view> split_csv(std::string_view line) {
   std::vector<std::string_view> cells;
@@ -84,4 +84,4 @@ void CsvCells::fail(std::size_t i, const std::string& what) {
   }
 }
 
-}  // namespace gpuaas::sim
+}  // namespace gpuaas::trace

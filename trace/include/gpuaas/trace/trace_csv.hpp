@@ -15,7 +15,7 @@
 
 #include "gpuaas/base/status.hpp"
 
-namespace gpuaas::sim {
+namespace gpuaas::trace {
 
 // The cells of one line, split at every comma (no quoting: the traces' cells have no commas).
 // An empty line is one empty cell.
@@ -93,4 +93,4 @@ Result<std::vector<T>> read_csv(const std::string& path, std::string_view header
   }
 }
 
-}  // namespace gpuaas::sim
+}  // namespace gpuaas::trace

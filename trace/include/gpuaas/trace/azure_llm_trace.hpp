@@ -9,7 +9,7 @@
 
 #include "gpuaas/base/status.hpp"
 
-namespace gpuaas::sim {
+namespace gpuaas::trace {
 
 struct AzureRequest {
   int64_t offset_ms = 0;  // since the first row's timestamp (truncated to the millisecond)
@@ -25,4 +25,4 @@ struct AzureRequest {
 // 0..2^31-1.
 Result<std::vector<AzureRequest>> read_azure_llm(const std::string& path);
 
-}  // namespace gpuaas::sim
+}  // namespace gpuaas::trace

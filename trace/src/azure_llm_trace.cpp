@@ -1,13 +1,13 @@
-#include "gpuaas/sim/azure_llm_trace.hpp"
+#include "gpuaas/trace/azure_llm_trace.hpp"
 
 #include <chrono>
 #include <limits>
 #include <optional>
 #include <string_view>
 
-#include "gpuaas/sim/trace_csv.hpp"
+#include "gpuaas/trace/trace_csv.hpp"
 
-namespace gpuaas::sim {
+namespace gpuaas::trace {
 namespace {
 
 constexpr std::string_view kHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
@@ -85,4 +85,4 @@ Result<std::vector<AzureRequest>> read_azure_llm(const std::string& path) {
   });
 }
 
-}  // namespace gpuaas::sim
+}  // namespace gpuaas::trace
