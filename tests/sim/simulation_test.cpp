@@ -294,6 +294,35 @@ TEST(ServingBaselineTest, KnativeScalesToZeroAndWakesOnARequest) {
   EXPECT_LT(kn.allocated_gpu_seconds, on.allocated_gpu_seconds);
 }
 
+// A request is an outcome when it met its latency objective and its answer passed the quality
+// signal: the service's outcomes are its requests within objective times its quality share, and
+// its cost per outcome is its share of the run's cost over them.
+TEST(ServingBaselineTest, ServiceOutcomesCountQuality) {
+  Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+kind: Scenario
+spec:
+  duration: 1h
+  nodePools: [{name: gpu, flavor: gpu, gpusPerNode: 4, nodes: 1, pricePerNodeHour: 8}]
+  workloads:
+    - {name: chat, namespace: serving, queue: main, kind: InferenceService, duration: 1h,
+       quality: 0.9}
+)");
+  s.workloads[0].arrivals_ms = two_bursts().workloads[0].arrivals_ms;
+  const RunResult on = run(s, options_for(Baseline::kAlwaysOn));
+  ASSERT_EQ(on.services.size(), 1u);
+  const auto& [key, svc] = *on.services.begin();
+  EXPECT_EQ(svc.tenant, "serving");
+  EXPECT_EQ(svc.requests, 120);
+  EXPECT_GT(svc.within_objective, 0);
+  EXPECT_LE(svc.within_objective, 120);
+  EXPECT_DOUBLE_EQ(svc.outcomes(), 0.9 * static_cast<double>(svc.within_objective));
+  EXPECT_GT(svc.cost, 0);
+  const auto report = nlohmann::json::parse(report_json(on));
+  const auto& x = report["services"][key];
+  EXPECT_NEAR(x["outcomes"].get<double>(), svc.outcomes(), 0.01);
+  EXPECT_NEAR(x["cost_per_outcome"].get<double>(), svc.cost / svc.outcomes(), 1e-9);
+}
+
 TEST(ServingBaselineTest, AzureRequestsGoByPopularity) {
   const std::string file =
       std::string(GPUAAS_SHARED_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv";
