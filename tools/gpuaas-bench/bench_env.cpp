@@ -63,10 +63,12 @@ bool open_bench_bus(const std::optional<std::string>& server, const char* who,
 }
 
 DaemonChild start_gpuaasd(const std::string& dir, const std::string& root, const std::string& url,
-                          const std::string& gpuaasd, const std::string& plugins) {
+                          const std::string& gpuaasd, const std::string& plugins,
+                          const std::string& extra_config) {
   std::ofstream(dir + "/gpuaasd.yaml") << "subjectRoot: " << root
                                        << "\ntickInterval: 0s\npolicyWatchInterval: 0s\n"
-                                          "policyFromStream: true\n";
+                                          "policyFromStream: true\n"
+                                       << extra_config;
   DaemonChild d;
   d.admin_port = bus::NatsServerProcess::free_port();
   d.log = dir + "/gpuaasd.log";

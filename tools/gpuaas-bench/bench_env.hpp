@@ -50,8 +50,10 @@ struct DaemonChild {
   int admin_port = 0;
   std::string log;
 };
+// `extra_config`: more lines of gpuaasd.yaml (e.g. "snapshots: {everyEvents: 0}\n").
 DaemonChild start_gpuaasd(const std::string& dir, const std::string& root, const std::string& url,
-                          const std::string& gpuaasd, const std::string& plugins);
+                          const std::string& gpuaasd, const std::string& plugins,
+                          const std::string& extra_config = "");
 
 // An admit action gpuaasd published: the Job's merge patch that unsuspends it.
 struct AdmitAction {

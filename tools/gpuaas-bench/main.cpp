@@ -121,6 +121,9 @@ Command add_soak(CLI::App& app) {
   k->add_option("--scrape-seconds", soak->mix.scrape_seconds,
                 "Scrape each node this often, events as due (default 0: scrapes fill --rate)")
       ->check(CLI::NonNegativeNumber);
+  k->add_option("--snapshot-every-events", soak->snapshot_every_events,
+                "gpuaasd's snapshots.everyEvents (default: gpuaasd's, 10000; 0: no snapshots)")
+      ->check(CLI::NonNegativeNumber);
   return {k, [soak, soak_server, run_seconds, admit_timeout, drain_seconds, k] {
             if (!soak_server->empty()) soak->server = *soak_server;
             soak->drain = std::chrono::seconds(*drain_seconds);

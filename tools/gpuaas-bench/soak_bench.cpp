@@ -167,7 +167,11 @@ int run_soak_bench(const SoakOptions& o) {
     return 3;
   }
   const double scene_publish_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  DaemonChild started = start_gpuaasd(dir, o.root, url, o.gpuaasd, o.plugins);
+  const std::string extra =
+      o.snapshot_every_events < 0
+          ? std::string()
+          : "snapshots: {everyEvents: " + std::to_string(o.snapshot_every_events) + "}\n";
+  DaemonChild started = start_gpuaasd(dir, o.root, url, o.gpuaasd, o.plugins, extra);
   Child& daemon = *started.child;
   const int admin_port = started.admin_port;
   std::cerr << "soak: gpuaasd pid " << daemon.pid() << " (log " << dir << "/gpuaasd.log), "
@@ -379,6 +383,8 @@ int run_soak_bench(const SoakOptions& o) {
   };
   out["latency_ms"]["what"] =
       "Job ADDED published -> its admit action received on the actions subject";
+  out["snapshot_every_events"] =
+      o.snapshot_every_events < 0 ? json("default") : json(o.snapshot_every_events);
   if (!o.scene.empty() || o.mix.cluster_queues > 0 || o.mix.pending > 0 ||
       o.mix.scrape_seconds > 0) {
     out["scene"] = soak_scene_json(o.scene, o.mix);

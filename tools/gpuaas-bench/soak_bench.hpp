@@ -30,6 +30,7 @@ struct SoakOptions {
   double rss_growth = 0.10;      // flat: last-quarter RSS <= second-quarter RSS * (1 + this)
   double rss_allowance_mib = 8;  // ... + this
   double pending_bound = 0;      // flat: last-quarter mean <= first's + this (0: 2 s of events)
+  int64_t snapshot_every_events = -1;  // gpuaasd's snapshots.everyEvents (-1: its default)
   SoakMix mix;
 };
 
