@@ -40,7 +40,8 @@ double overhead(const SlotServer& s) {
 }
 
 TEST(CapacityAgainstSlotServer, FindsErlangCsRateAndFailsAboveIt) {
-  SlotServer server({kSlots, kHold, 11, 400});
+  // Requests the client gave up on (no data for its 1 s stall timeout) are dropped, as vLLM does.
+  SlotServer server({kSlots, kHold, 11, 400, 1.0});
   const double extra = overhead(server);
   const double c = sustainable_rate(kSlots, 1 / kHold, kObjective, 0.05);
   Objectives o;

@@ -148,6 +148,11 @@ void SlotServer::completion(mg_connection* conn, bool chat, int64_t max_tokens,
   const auto arrived = Clock::now();
   const double hold = take_slot();
   const auto start = Clock::now();
+  if (o_.abandon_after_seconds > 0 &&
+      std::chrono::duration<double>(start - arrived).count() > o_.abandon_after_seconds) {
+    free_slot();
+    return;
+  }
   // No length and no chunking: the body ends when the connection closes, so a server that
   // stops early shows as a stream cut short.
   write(conn,

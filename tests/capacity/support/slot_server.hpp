@@ -31,6 +31,10 @@ struct SlotServerOptions {
   double mean_hold_seconds = 0.025;
   uint64_t seed = 1;
   int threads = 400;  // civetweb workers: one per open connection
+  // A request that waited this long for a slot is dropped when its turn comes (0: never), as
+  // vLLM aborts one whose client hung up: a client that gave up on it (its stall timeout) must
+  // not leave a backlog for the next load step.
+  double abandon_after_seconds = 0;
 };
 
 class SlotServer {
