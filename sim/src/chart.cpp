@@ -5,32 +5,13 @@
 #include <functional>
 #include <sstream>
 
+#include "gpuaas/base/svg.hpp"
+
 namespace gpuaas::sim {
 namespace {
 
 constexpr int kWidth = 900, kPanelHeight = 170, kLeft = 60, kRight = 20, kTop = 40, kGap = 40;
 const char* const kColours[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -58,13 +39,13 @@ std::string chart_svg(const std::vector<RunResult>& runs) {
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
          "fill=\"white\"/>\n";
   svg << "<text x=\"" << kLeft << "\" y=\"20\" font-size=\"14\">"
-      << escape(runs.empty() ? std::string() : runs.front().scenario)
+      << base::svg_escape(runs.empty() ? std::string() : runs.front().scenario)
       << " — hours since start</text>\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     svg << "<text x=\""
         << kWidth - kRight - 120 * (static_cast<int>(runs.size()) - static_cast<int>(i))
-        << "\" y=\"20\" fill=\"" << kColours[i % 6] << "\">&#9632; " << escape(runs[i].policy)
-        << "</text>\n";
+        << "\" y=\"20\" fill=\"" << kColours[i % 6] << "\">&#9632; "
+        << base::svg_escape(runs[i].policy) << "</text>\n";
   }
   for (std::size_t pi = 0; pi < panels.size(); ++pi) {
     const Panel& panel = panels[pi];
@@ -77,17 +58,17 @@ std::string chart_svg(const std::vector<RunResult>& runs) {
       }
     auto x = [&](double t) { return kLeft + t / t_max * plot_w; };
     auto y = [&](double v) { return y0 + kPanelHeight - v / v_max * kPanelHeight; };
-    svg << "<text x=\"" << kLeft << "\" y=\"" << y0 - 4 << "\">" << escape(panel.title)
+    svg << "<text x=\"" << kLeft << "\" y=\"" << y0 - 4 << "\">" << base::svg_escape(panel.title)
         << "</text>\n";
     svg << "<rect x=\"" << kLeft << "\" y=\"" << y0 << "\" width=\"" << plot_w << "\" height=\""
         << kPanelHeight << "\" fill=\"none\" stroke=\"#999\"/>\n";
     svg << "<text x=\"" << kLeft - 6 << "\" y=\"" << y0 + 10 << "\" text-anchor=\"end\">"
-        << num(v_max) << "</text><text x=\"" << kLeft - 6 << "\" y=\"" << y0 + kPanelHeight
-        << "\" text-anchor=\"end\">0</text>\n";
+        << base::svg_number(v_max) << "</text><text x=\"" << kLeft - 6 << "\" y=\""
+        << y0 + kPanelHeight << "\" text-anchor=\"end\">0</text>\n";
     for (int h = 0; h <= 4; ++h) {
       const double t = t_max * h / 4;
-      svg << "<text x=\"" << num(x(t)) << "\" y=\"" << y0 + kPanelHeight + 14
-          << "\" text-anchor=\"middle\">" << num(t / 3600) << "h</text>\n";
+      svg << "<text x=\"" << base::svg_number(x(t)) << "\" y=\"" << y0 + kPanelHeight + 14
+          << "\" text-anchor=\"middle\">" << base::svg_number(t / 3600) << "h</text>\n";
     }
     for (std::size_t ri = 0; ri < runs.size(); ++ri) {
       auto line = [&](auto&& value, const char* dash) {
@@ -97,8 +78,8 @@ std::string chart_svg(const std::vector<RunResult>& runs) {
         bool first = true;
         for (const auto& p : runs[ri].series) {  // steps: a value holds until the next sample
           const double v = value(p);
-          if (!first) svg << num(x(p.t)) << "," << num(y(prev)) << " ";
-          svg << num(x(p.t)) << "," << num(y(v)) << " ";
+          if (!first) svg << base::svg_number(x(p.t)) << "," << base::svg_number(y(prev)) << " ";
+          svg << base::svg_number(x(p.t)) << "," << base::svg_number(y(v)) << " ";
           prev = v;
           first = false;
         }

@@ -8,6 +8,7 @@
 #include "gpuaas/telemetry/family.hpp"
 #include "gpuaas/telemetry/gauge.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "pod_key.hpp"
 #include "workload_selector.hpp"
 
 namespace gpuaas::core {
@@ -25,15 +26,6 @@ gpuaas::capacity::Objectives objectives_of(const policy::ServiceObjective& o) {
   x.max_error_rate = o.error_budget;
   x.min_quality = o.quality_threshold;
   return x;
-}
-
-ObjectMeta pod_meta(std::string_view ns, std::string_view name) {
-  ObjectMeta m;
-  m.api_version = "v1";
-  m.kind = "Pod";
-  m.namespace_ = std::string(ns);
-  m.name = std::string(name);
-  return m;
 }
 
 }  // namespace
@@ -96,8 +88,8 @@ std::vector<Served> CapacityStage::after_event(const std::vector<std::string>& t
     const auto slash = p.find('/');
     if (slash == std::string::npos) continue;
     const std::string_view ns(p.data(), slash), name(p.data() + slash + 1, p.size() - slash - 1);
-    const std::string pod_key = ClusterModel::key_of(pod_meta(ns, name));
-    const KubeObject* pod = model.pod(pod_key);
+    const std::string key = pod_key(ns, name);
+    const KubeObject* pod = model.pod(key);
     if (!pod) continue;
     const std::string workload = model.workload_of(*pod);
     const KubeObject* w = workload.empty() ? nullptr : model.object(workload);
@@ -113,8 +105,8 @@ std::vector<Served> CapacityStage::after_event(const std::vector<std::string>& t
     svc.name = w->meta.name;
     svc.kind = w->meta.kind;
     svc.cluster_queue = cq;
-    svc.replicas[pod_key] = now.at;
-    auto [it, fresh] = replicas_.try_emplace(pod_key);
+    svc.replicas[key] = now.at;
+    auto [it, fresh] = replicas_.try_emplace(key);
     Replica& r = it->second;
     if (fresh || r.workload != workload) {
       r = Replica{workload, std::move(now), {}};
@@ -127,7 +119,7 @@ std::vector<Served> CapacityStage::after_event(const std::vector<std::string>& t
     svc.requests += step.requests;
     svc.within += within;
     svc.errors += step.errors;
-    out.push_back({pod_key, workload, step.requests, within});
+    out.push_back({key, workload, step.requests, within});
     serving::add(r.open, step);
     if (r.open.seconds >= static_cast<double>(o->window.count())) {
       close_window(svc, r, *o);

@@ -10,6 +10,7 @@
 #include "gpuaas/admission/scheduler.hpp"
 #include "gpuaas/core/metric_store.hpp"
 #include "gpuaas/telemetry/registry.hpp"
+#include "pod_key.hpp"
 
 namespace gpuaas::core::cost {
 
@@ -194,19 +195,6 @@ RowKey GpuAccounting::row_of_pod(const ClusterModel& model, const admission::Sch
   return row;
 }
 
-namespace {
-
-ObjectMeta pod_meta(std::string_view ns, std::string_view name) {
-  ObjectMeta m;
-  m.api_version = "v1";
-  m.kind = "Pod";
-  m.namespace_ = std::string(ns);
-  m.name = std::string(name);
-  return m;
-}
-
-}  // namespace
-
 void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& scheduler,
                            const std::map<std::string, int64_t>& coming_gpus,
                            bool watch_reservations, const std::vector<std::string>& touched) {
@@ -215,8 +203,7 @@ void GpuAccounting::update(ClusterModel& model, const admission::Scheduler& sche
   // Pods whose dcgm samples changed: their busy time (and sessions) change.
   for (const auto& p : touched) {
     const auto slash = p.find('/');
-    if (slash != std::string::npos)
-      pods_.insert(ClusterModel::key_of(pod_meta(p.substr(0, slash), p.substr(slash + 1))));
+    if (slash != std::string::npos) pods_.insert(pod_key(p.substr(0, slash), p.substr(slash + 1)));
   }
   // Samples that stop coming must stop counting as busy: every few minutes the pods that hold
   // GPUs are stated again (a stale sample counts as nothing).
@@ -416,7 +403,7 @@ void GpuAccounting::inference_pass(const ClusterModel& model,
     it->second = s->value;
     if (rise <= 0) continue;
     RowKey row{ns, ""};
-    if (const KubeObject* pod = model.pod(ClusterModel::key_of(pod_meta(ns, pod_name)))) {
+    if (const KubeObject* pod = model.pod(pod_key(ns, pod_name))) {
       std::string workload;
       row = row_of_pod(model, scheduler, *pod, &workload);
       if (services_.count(workload)) continue;  // its ServiceObjective counts it (served)
