@@ -9,24 +9,17 @@
 #include "gpuaas/capacity/erlang_c.hpp"
 #include "gpuaas/capacity/load_runner.hpp"
 #include "support/slot_server.hpp"
+#include "support/slot_target.hpp"
 
 namespace gpuaas::capacity {
 namespace {
 
 using testing::SlotServer;
+using testing::target_of;
 
 constexpr int kSlots = 16;
 constexpr double kHold = 0.025;       // seconds, mean
 constexpr double kObjective = 0.003;  // p95 of the wait for a slot
-
-LoadTarget target_of(const SlotServer& s) {
-  LoadTarget t;
-  t.base_url = s.url();
-  t.model = "slot-model";
-  t.request_timeout = 10;
-  t.stall_timeout = 1;
-  return t;
-}
 
 // What the client adds to the wait for a slot (HTTP on loopback, the first chunk): the p95 of
 // TTFT at a rate where no request waits.

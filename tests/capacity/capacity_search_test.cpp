@@ -113,8 +113,7 @@ TEST(StepResult, AStepPassesWhenEveryObjectiveHolds) {
   EXPECT_NEAR(s.tokens_per_second, 11000, 1e-9);
   s = summarize_step(100, 10, 0, records(1000, 100), o);  // 10 % slow
   ASSERT_FALSE(s.pass);
-  EXPECT_NE(s.failed.front().find("p95 TTFT 1 s > 200 ms"), std::string::npos)
-      << s.failed.front();
+  EXPECT_NE(s.failed.front().find("p95 TTFT 1 s > 200 ms"), std::string::npos) << s.failed.front();
   s = summarize_step(100, 10, 0, records(1000, 0, 50), o);  // 5 % errors
   ASSERT_FALSE(s.pass);
   EXPECT_NE(s.failed.front().find("errors 5% > 1%"), std::string::npos) << s.failed.front();

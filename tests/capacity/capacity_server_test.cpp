@@ -18,6 +18,7 @@
 #include "gpuaas/capacity/load_runner.hpp"
 #include "process.hpp"
 #include "support/slot_server.hpp"
+#include "support/slot_target.hpp"
 
 namespace gpuaas::capacity {
 namespace {
@@ -25,15 +26,7 @@ namespace {
 using testing::SlotServer;
 using testing::SlotServerMode;
 using testing::SlotServerOptions;
-
-LoadTarget target_of(const SlotServer& s) {
-  LoadTarget t;
-  t.base_url = s.url();
-  t.model = "slot-model";
-  t.request_timeout = 10;
-  t.stall_timeout = 1;
-  return t;
-}
+using testing::target_of;
 
 TEST(CapacityAgainstSlotServer, EveryMisbehaviourIsAClearError) {
   SlotServer server({4, 0.01, 3, 64});
@@ -118,8 +111,7 @@ TEST(CapacityCommand, AStalledServerEndsWithAClearErrorAndAPartialReport) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   std::ifstream f(err);
   const std::string said((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_NE(said.find("no request was answered at 4.00 req/s: stalled"), std::string::npos)
-      << said;
+  EXPECT_NE(said.find("no request was answered at 4.00 req/s: stalled"), std::string::npos) << said;
   // stdout's last line is the report, partial as it is.
   const auto j = last_json_line(r.out);
   ASSERT_TRUE(j.is_object()) << r.out;
