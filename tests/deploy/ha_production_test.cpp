@@ -7,7 +7,8 @@
 // user at the soak's rate for two minutes. Halfway, the leading gpuaasd is killed with SIGKILL.
 // Nothing is lost (every event acknowledged by the durable consumer, none dead-lettered, no Job
 // given up for want of an admission) and nothing is repeated (each decision id once in the
-// actions stream); the standby leads with a higher epoch.
+// actions stream); the standby leads with a higher epoch. Should the servers stall past the
+// lease's TTL, the survivor stands by and leads again in the same process.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -273,7 +274,17 @@ TEST(HaOnProductionNats, LeaderKilledUnderLoadLosesNothingAndRepeatsNothing) {
   EXPECT_EQ(repeats, 0) << "a decision reached the actions stream twice";
   std::set<uint64_t> epochs;
   for (const auto& [id, epoch] : actions) epochs.insert(epoch);
-  EXPECT_EQ(epochs.size(), 2u) << "one epoch per leader";
+  // One epoch per leadership: two, or more when the survivor lost the lease to a stalled server
+  // (renewals unanswered for a TTL) and won it back.
+  EXPECT_GE(epochs.size(), 2u) << "one epoch per leader";
+  int lost = 0;
+  for (const auto& d : daemons) {
+    const std::string log = d->log();
+    for (auto at = log.find("lost the lease"); at != std::string::npos;
+         at = log.find("lost the lease", at + 1))
+      ++lost;
+  }
+  EXPECT_LE(epochs.size(), 2u + static_cast<std::size_t>(lost)) << "an epoch without a leadership";
   const auto& c = traffic.counts();
   int after_kill = 0;
   for (double t : traffic.latency_times_s())
@@ -283,7 +294,8 @@ TEST(HaOnProductionNats, LeaderKilledUnderLoadLosesNothingAndRepeatsNothing) {
   EXPECT_GT(c.jobs_admitted, 100u);
   std::cout << "[ ha ] " << published << " events, " << actions.size() << " actions, "
             << c.jobs_submitted << " Jobs submitted, " << c.jobs_admitted << " admitted ("
-            << after_kill << " after the kill), " << c.jobs_given_up << " given up\n";
+            << after_kill << " after the kill), " << c.jobs_given_up << " given up; a leader lost "
+            << "the lease " << lost << " time(s)\n";
   EXPECT_EQ(daemons[static_cast<std::size_t>(survivor)]->stop(), 0);
 }
 

@@ -84,23 +84,30 @@ Status Daemon::open_work() {
   }
   if (auto st = p.intake.open_consumer(); !st) return st;
   p.leadership.ready();
-  if (config_.tick_interval.count() > 0) ticker_ = std::thread([this] { tick_loop(); });
-  if (p.ctx.pipeline && config_.policy_watch_interval.count() > 0)
+  // Started once: after a lease lost and won back they are running already.
+  if (config_.tick_interval.count() > 0 && !ticker_.joinable())
+    ticker_ = std::thread([this] { tick_loop(); });
+  if (p.ctx.pipeline && config_.policy_watch_interval.count() > 0 && !policy_watcher_.joinable())
     policy_watcher_ = std::thread([this] { policy_watch_loop(); });
   return Status::ok();
 }
 
+// With HA, a leader that loses its lease stands by again in this process, its model current, and
+// takes over when it wins the lease back: no restart, no replay.
 Status Daemon::run() {
   Parts& p = *parts_;
-  if (p.leadership.enabled()) {
-    // What a standby reads from the stream is applied as the leader's intake would.
-    auto follow = [&p](bus::Batch& batch) { p.intake.apply_batch(batch, UINT64_MAX, 0, false); };
+  if (!p.leadership.enabled()) return p.intake.run();
+  // What a standby reads from the stream is applied as the leader's intake would.
+  auto follow = [&p](bus::Batch& batch) { p.intake.apply_batch(batch, UINT64_MAX, 0, false); };
+  while (true) {
     p.leadership.stand_by(follow);
     if (p.ctx.stopping) return Status::ok();
     if (auto s = p.leadership.take_over(follow); !s) return s;
     if (auto s = open_work(); !s) return s;
+    auto s = p.intake.run();
+    if (s || p.ctx.stopping) return s;
+    p.leadership.step_down();
   }
-  return p.intake.run();
 }
 
 Result<std::size_t> Daemon::step(std::chrono::milliseconds wait) {
@@ -204,6 +211,8 @@ void Daemon::policy_watch_loop() {
     if (ctx.wake.wait_for(lock, config_.policy_watch_interval,
                           [&ctx] { return ctx.stopping.load(); }))
       break;
+    // A standby leaves the reload to the leader; it reloads when it takes over (open_work).
+    if (!parts_->leadership.leading()) continue;
     std::string now = stamp();
     if (now == last) continue;
     last = now;
@@ -222,6 +231,7 @@ void Daemon::tick_loop() {
   while (!ctx.stopping) {
     if (ctx.wake.wait_for(lock, config_.tick_interval, [&ctx] { return ctx.stopping.load(); }))
       break;
+    if (!parts_->leadership.leading()) continue;  // one clock: the leader's
     v1::Event ev = wire::make_event(
         wire::random_uuid(), config_.source,
         std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now()));

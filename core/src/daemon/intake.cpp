@@ -161,8 +161,9 @@ Status Intake::run() {
   while (!ctx_.stopping) {
     if (!leadership_.leading()) {
       // The lease was not renewed for a whole TTL: a standby may lead now. Acting on would risk
-      // two leaders; stop, and let the supervisor start this process again as a standby.
-      spdlog::error("lost the lease (epoch {}): stopping", leadership_.epoch());
+      // two leaders; give the work consumer up and stand by (the model stays current).
+      spdlog::error("lost the lease (epoch {}): standing by", leadership_.epoch());
+      consumer_.reset();
       return Status::unavailable("lost leadership");
     }
     auto n = step(config.intake.fetch_wait);

@@ -31,7 +31,8 @@ class Intake {
   Status open_consumer();
   // One fetch-apply-ack round; how many messages it took.
   Result<std::size_t> step(std::chrono::milliseconds wait);
-  // Runs rounds as the leader until the daemon stops or loses the lease.
+  // Runs rounds as the leader until the daemon stops (ok) or loses the lease (unavailable: the
+  // work consumer is closed then, and the caller stands by).
   Status run();
   // Applies messages up to stream sequence `limit` and publishes (or holds) their output; the
   // output of those at or below `quiet_floor` is not published again (it was, before a

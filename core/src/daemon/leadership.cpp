@@ -165,6 +165,11 @@ Status Leadership::take_over(const ApplyBatch& apply) {
   return Status::ok();
 }
 
+void Leadership::step_down() {
+  ready_ = false;
+  if (state_) state_->reader.reset();  // opened again from the model's last applied event
+}
+
 void Leadership::hold(std::vector<PendingOutput>& out) {
   auto& held = state_->held;
   for (auto& o : out) held.push_back(std::move(o));

@@ -46,6 +46,8 @@ class Leadership {
   Status take_over(const ApplyBatch& apply);
   // Output leaves only once this process leads and its work is open (ready()).
   void ready() { ready_ = true; }
+  // Leader to standby, after the lease was lost: output is held again until the next take-over.
+  void step_down();
   bool holding() const { return state_ != nullptr && !ready_; }
   void hold(std::vector<PendingOutput>& out);
 
