@@ -21,15 +21,17 @@ constexpr int kSlots = 16;
 constexpr double kHold = 0.025;       // seconds, mean
 constexpr double kObjective = 0.003;  // p95 of the wait for a slot
 
-// What the client adds to the wait for a slot (HTTP on loopback, the first chunk): the p95 of
-// TTFT at a rate where no request waits.
+// What the client adds to the wait for a slot (HTTP on loopback, the first chunk): the median
+// TTFT at a rate where hardly any request waits (a sixteenth of k/hold). The median, since a busy
+// machine's bursts lift a p95 of a few seconds' samples for the whole search (4.4 ms once, not
+// 0.6), which loosened the objective and moved the answer above C.
 double overhead(const SlotServer& s) {
   const auto mix = RequestMix::fixed(8, 4);
-  auto run = run_load_step(target_of(s), mix, 20, 2, 0, 7, nullptr);
+  auto run = run_load_step(target_of(s), mix, 40, 3, 0, 7, nullptr);
   Objectives none;
-  const StepResult r = summarize_step(20, 2, 0, run.records, none);
-  EXPECT_GT(r.answered, 20);
-  return r.ttft.p95;
+  const StepResult r = summarize_step(40, 3, 0, run.records, none);
+  EXPECT_GT(r.answered, 80);
+  return r.ttft.p50;
 }
 
 TEST(CapacityAgainstSlotServer, FindsErlangCsRateAndFailsAboveIt) {
@@ -42,9 +44,7 @@ TEST(CapacityAgainstSlotServer, FindsErlangCsRateAndFailsAboveIt) {
   o.confidence = 0.9;
   SearchOptions so;
   so.start_rps = c / 10;
-  // Below k/hold (1.5 C), where the queue is unstable: after a step there, the steps that
-  // followed failed without an answer for a minute in some runs (not yet understood; see
-  // docs/capacity.md).
+  // Below k/hold (1.5 C), where the queue is unstable and a step only measures its backlog.
   so.max_rps = 1.4 * c;
   so.confirm_steps = 4;
   so.max_steps = 30;
