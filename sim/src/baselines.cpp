@@ -228,9 +228,8 @@ Result<std::vector<PolicyText>> with_node_pools(const std::vector<PolicyText>& p
     d["spec"]["provisioningTime"] = secs(pool.provisioning_time);
     d["spec"]["pricePerNodeHour"] = pool.price_per_node_hour;
     // The bound must cover the pool's own provisioning time (cluster-autoscaler's 15m default).
-    d["spec"]["scaleOut"]["maxNodeProvisionTime"] =
-        secs(std::max<Millis>(std::chrono::minutes(15),
-                              (pool.provisioning_time + pool.gpu_ready_delay) * 3 / 2));
+    d["spec"]["scaleOut"]["maxNodeProvisionTime"] = secs(std::max<Millis>(
+        std::chrono::minutes(15), (pool.provisioning_time + pool.gpu_ready_delay) * 3 / 2));
     e << YAML::BeginDoc << d;
     any = true;
   }

@@ -101,6 +101,7 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
   s.start = std::chrono::sys_time<Millis>(seconds(1767600000));
   const Millis limit = hours > 0 ? limit_of(hours) : Millis::max();
   std::vector<std::vector<int64_t>> arrivals(static_cast<std::size_t>(services));
+  std::vector<std::vector<RequestTokens>> tokens(static_cast<std::size_t>(services));
   // Popularity 1/(i+1): a uniform draw in [0, total) against the cumulative weights. The draw is
   // written out (53 bits of mt19937_64) so that every standard library draws the same.
   std::vector<double> cumulative;
@@ -116,6 +117,8 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
                                  cumulative.begin()),
         arrivals.size() - 1);
     arrivals[k].push_back(r.offset_ms);
+    tokens[k].push_back(
+        {static_cast<int32_t>(r.context_tokens), static_cast<int32_t>(r.generated_tokens)});
     last = r.offset_ms;
   }
   s.duration = std::min(Millis(last) + Millis(std::chrono::minutes(5)), limit);
@@ -141,6 +144,12 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
     w.lifetime = s.duration;
     w.arrivals_ms = std::make_shared<const std::vector<int64_t>>(
         std::move(arrivals[static_cast<std::size_t>(i)]));
+    w.request_tokens = std::make_shared<const std::vector<RequestTokens>>(
+        std::move(tokens[static_cast<std::size_t>(i)]));
+    // The trace names no model: one replica is taken to be an 8B-class model on one GPU, 32
+    // requests at once (docs/simulator.md).
+    w.serving = ServingSpeed{
+        .slots = 32, .prefill_tokens_per_second = 8000, .output_tokens_per_second = 40};
     w.at = csv;
     s.workloads.push_back(std::move(w));
   }

@@ -21,6 +21,29 @@ json waits(const WaitStats& w) {
           {"max", round_to(w.percentile(100), 0.001)}, {"count", w.samples.size()}};
 }
 
+// Requests and what each one within the objective cost: the services' allocated GPU-seconds
+// and their cost (each its share of the run's price) over the requests within objective, and
+// over the outcomes (within objective and of passing quality).
+json requests_json(const RunResult& r) {
+  double gpu_seconds = 0, cost = 0, outcomes = 0;
+  for (const auto& [key, v] : r.services) {
+    gpu_seconds += v.allocated_gpu_seconds;
+    cost += v.cost;
+    outcomes += v.outcomes();
+  }
+  const auto within = static_cast<double>(r.requests_within_objective);
+  json j = {
+      {"total", r.requests},
+      {"within_objective", r.requests_within_objective},
+      {"gpu_seconds_per_request_within_objective",
+       within > 0 ? json(round_to(gpu_seconds / within, 0.0001)) : json()},
+      {"cost_per_request_within_objective",
+       within > 0 ? json(round_to(cost / within, 0.000001)) : json()},
+      {"cost_per_outcome", outcomes > 0 ? json(round_to(cost / outcomes, 0.000001)) : json()}};
+  if (!r.ttft.samples.empty()) j["ttft_seconds"] = waits(r.ttft);
+  return j;
+}
+
 json optional_seconds(const std::optional<double>& v) {
   return v ? json(round_to(*v, 0.001)) : json();
 }
@@ -74,6 +97,7 @@ json report_object(const RunResult& r) {
                      {"allocated_gpu_hours", round_to(v.allocated_gpu_seconds / 3600, 0.001)},
                      {"cost", round_to(v.cost, 0.0001)},
                      {"cost_per_outcome", v.outcomes() > 0 ? json(v.cost / v.outcomes()) : json()}};
+    if (!v.ttft.samples.empty()) services[key]["ttft_seconds"] = waits(v.ttft);
   }
   const auto cpo = r.cost_per_outcome();
   return {{"policy", r.policy},
@@ -108,7 +132,7 @@ json report_object(const RunResult& r) {
           {"cost_per_outcome", cpo ? json(round_to(*cpo, 0.01)) : json()},
           {"workloads", r.workloads},
           {"finished", r.finished},
-          {"requests", {{"total", r.requests}, {"within_objective", r.requests_within_objective}}},
+          {"requests", requests_json(r)},
           {"tenants", tenants},
           {"services", services},
           {"per_workload", per_workload(r)},
@@ -270,6 +294,18 @@ std::string report_table(const std::vector<RunResult>& runs) {
                                        static_cast<double>(r.requests),
                                    1) +
                                  "%";
+  });
+  row("GPU-s per request in objective", "lower", [](const RunResult& r) {
+    double gpu_seconds = 0;
+    for (const auto& [key, v] : r.services) gpu_seconds += v.allocated_gpu_seconds;
+    return r.requests_within_objective == 0
+               ? std::string("-")
+               : fixed(gpu_seconds / static_cast<double>(r.requests_within_objective), 2);
+  });
+  row("TTFT p50 / p95", "lower", [](const RunResult& r) {
+    return r.ttft.samples.empty() ? std::string("-")
+                                  : duration_text(r.ttft.percentile(50)) + " / " +
+                                        duration_text(r.ttft.percentile(95));
   });
   row("gpuaasd actions / events", "-", [](const RunResult& r) {
     return std::to_string(r.actions) + " / " + std::to_string(r.events);

@@ -5,8 +5,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -90,6 +92,16 @@ class Reader {
     error(n, path, "expected true or false");
     return std::nullopt;
   }
+  // A latency objective: a duration, or milliseconds ("400ms", "0.4s").
+  std::optional<Millis> latency(const YAML::Node& n, const std::string& path) {
+    if (n.IsScalar()) {
+      if (auto d = policy::parse_duration(n.Scalar())) return Millis(*d);
+      if (auto x = policy::parse_latency(n.Scalar()); x && *x > 0)
+        return Millis(std::llround(*x * 1000));
+    }
+    error(n, path, "expected a latency such as 400ms, 2s, got \"" + n.as<std::string>("") + "\"");
+    return std::nullopt;
+  }
   std::optional<Millis> duration(const YAML::Node& n, const std::string& path) {
     if (n.IsScalar()) {
       if (n.Scalar() == "0") return Millis{0};
@@ -168,13 +180,67 @@ void read_pool(Reader& r, const YAML::Node& n, const std::string& path, NodePool
     r.error(n, path + ".nodes", "must be within minNodes..maxNodes");
 }
 
+ServingSpeed read_serving(Reader& r, const YAML::Node& n, const std::string& path) {
+  ServingSpeed s;
+  if (!n.IsMap()) {
+    r.error(n, path, "a map (slots, prefillTokensPerSecond, outputTokensPerSecond, ...)");
+    return s;
+  }
+  if (!r.check_fields(n, path,
+                      {"slots", "prefillTokensPerSecond", "outputTokensPerSecond", "contextTokens",
+                       "generatedTokens"}))
+    return s;
+  for (const auto& kv : n) {
+    const std::string k = kv.first.as<std::string>("");
+    const std::string fp = path + "." + k;
+    if (k == "slots") {
+      s.slots = static_cast<int32_t>(r.integer(kv.second, fp, 1, 4096).value_or(s.slots));
+    } else if (k == "prefillTokensPerSecond") {
+      s.prefill_tokens_per_second =
+          r.number(kv.second, fp, 1e-3, 1e9).value_or(s.prefill_tokens_per_second);
+    } else if (k == "outputTokensPerSecond") {
+      s.output_tokens_per_second =
+          r.number(kv.second, fp, 1e-3, 1e9).value_or(s.output_tokens_per_second);
+    } else if (k == "contextTokens") {
+      s.context_tokens =
+          static_cast<int32_t>(r.integer(kv.second, fp, 0, 10'000'000).value_or(s.context_tokens));
+    } else if (k == "generatedTokens") {
+      s.generated_tokens = static_cast<int32_t>(
+          r.integer(kv.second, fp, 0, 10'000'000).value_or(s.generated_tokens));
+    }
+  }
+  return s;
+}
+
+// A service with a request rate and the latency model: Poisson arrivals at that rate from its
+// submission to the end of its lifetime (of its last copy), seeded by its name, so a run
+// repeats.
+void poisson_arrivals(WorkloadTemplate& w) {
+  const Millis life = w.lifetime.value_or(w.duration);
+  const double end_ms =
+      static_cast<double>((w.submit_at + w.every * std::max(0, w.count - 1) + life).count());
+  // FNV-1a of the name and gaps drawn by hand from 53 bits: the same on every standard library.
+  uint64_t seed = 1469598103934665603ull;
+  for (char c : w.namespace_ + "/" + w.name)
+    seed = (seed ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  std::mt19937_64 rng(seed);
+  auto gap = [&rng, mean_ms = 1000.0 / w.request_rate] {
+    return -mean_ms * std::log1p(-static_cast<double>(rng() >> 11) * 0x1.0p-53);
+  };
+  auto arrivals = std::make_shared<std::vector<int64_t>>();
+  for (double t = static_cast<double>(w.submit_at.count()) + gap(); t < end_ms; t += gap())
+    arrivals->push_back(static_cast<int64_t>(t));
+  w.arrivals_ms = std::move(arrivals);
+  w.request_rate = 0;  // the arrivals count now
+}
+
 void read_workload(Reader& r, const YAML::Node& n, const std::string& path, WorkloadTemplate& w) {
   if (!r.check_fields(n, path, {"name",          "namespace",   "queue",       "kind",
                                 "pods",          "gpusPerPod",  "cpuPerPod",   "memoryPerPod",
                                 "submitAt",      "duration",    "lifetime",    "deadline",
                                 "priorityClass", "count",       "every",       "hideDuration",
                                 "startupDelay",  "utilization", "requestRate", "latencyObjective",
-                                "quality"}))
+                                "quality",       "serving"}))
     return;
   w.at = r.where(n.Mark());
   bool has_duration = false;
@@ -226,9 +292,11 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
     } else if (k == "requestRate") {
       w.request_rate = r.number(v, fp, 0, 1e6).value_or(0);
     } else if (k == "latencyObjective") {
-      w.latency_objective = r.duration(v, fp).value_or(w.latency_objective);
+      w.latency_objective = r.latency(v, fp).value_or(w.latency_objective);
     } else if (k == "quality") {
       w.quality = r.number(v, fp, 0, 1).value_or(w.quality);
+    } else if (k == "serving") {
+      w.serving = read_serving(r, v, fp);
     }
   }
   for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"name", &w.name},
@@ -245,6 +313,9 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
     r.error(n["pods"], path + ".pods", "a Notebook runs exactly one pod");
   if (w.lifetime && *w.lifetime < w.duration)
     r.error(n[("lifetime")], path + ".lifetime", "must be at least the duration");
+  if (w.serving && w.kind != "InferenceService")
+    r.error(n["serving"], path + ".serving", "only an InferenceService serves requests");
+  if (w.serving && w.request_rate > 0) poisson_arrivals(w);
 }
 
 }  // namespace

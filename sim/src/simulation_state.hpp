@@ -21,6 +21,7 @@
 #include "gpuaas/sim/kind_model.hpp"
 #include "gpuaas/sim/run_result.hpp"
 #include "gpuaas/sim/simulation.hpp"
+#include "serving_queue.hpp"
 
 namespace gpuaas::sim {
 
@@ -59,6 +60,7 @@ struct SimWorkload {
   // InferenceService requests: when the service last stopped serving (to count the wait).
   std::optional<Time> unserved_since;
   std::optional<Time> serving_since;
+  ServingQueue queue;                 // the latency model's slots (spec->serving)
   std::optional<Time> at_zero_since;  // scaled to zero; until its pods run again
   bool waking = false;
   // At zero: by gpuaas's SCALE_TO_ZERO (else by the knative baseline), the GPUs its pods held,
@@ -130,8 +132,10 @@ class Simulation {
   int64_t create_pods(std::size_t w, const std::vector<PodShape>& want);
   void publish_workload(std::size_t w, Change c);
   void publish_pod(uint64_t pod, Change c);
-  void count_requests(std::size_t w, Time now);
+  // Requests that waited since unserved_since: served from `now` (serving_now), or never.
+  void count_requests(std::size_t w, Time now, bool serving_now);
   void count_served(std::size_t w, Time now);
+  void serve_requests(SimWorkload& w, Time from, Time to);
   // simulation_serving.cpp: Knative's scale to zero and wake, for the knative baseline, and the
   // accounting of a workload at zero that gpuaas's reclaim shares.
   void serving_started(std::size_t w);

@@ -207,7 +207,12 @@ void Simulation::all_pods_running(std::size_t i) {
     result_.queue_wait.samples.push_back(wait);
     tenant.queue_wait.samples.push_back(wait);
   }
-  if (w.unserved_since) count_requests(i, now_);
+  if (w.spec->serving) {
+    // Every replica's slots free now; the requests that waited for them go first.
+    w.queue.open(static_cast<double>((now_ - scenario_.start).count()),
+                 w.spec->serving->slots * std::max<int>(1, static_cast<int>(w.pods.size())));
+  }
+  if (w.unserved_since) count_requests(i, now_, true);
   if (serves_requests(w)) w.serving_since = now_;
   w.run_started = now_;
   w.state = WorkloadState::kBusy;
@@ -268,7 +273,7 @@ void Simulation::remove_workload(std::size_t i) {
     if (w.at_zero_since) result_.cold_starts += requests_between(w, *w.at_zero_since, now_);
     w.at_zero_since.reset();
   }
-  if (w.unserved_since) count_requests(i, now_);
+  if (w.unserved_since) count_requests(i, now_, false);
   w.activator = false;
   activated_.erase(i);
   stop_pods(i);
@@ -276,17 +281,51 @@ void Simulation::remove_workload(std::size_t i) {
   publish_workload(i, Change::kDeleted);
 }
 
-// Requests that arrive while the service runs are answered in time.
+// Requests that arrive while the service runs: with the latency model, through its replicas'
+// slots; without, all answered in time.
 void Simulation::count_served(std::size_t i, Time now) {
   SimWorkload& w = workloads_[i];
   if (!w.serving_since) return;
-  const int64_t n = requests_between(w, *w.serving_since, now);
-  result_.requests += n;
-  result_.requests_within_objective += n;
-  auto& svc = result_.services[w.key];
-  svc.requests += n;
-  svc.within_objective += n;
+  if (w.spec->serving && w.spec->arrivals_ms) {
+    serve_requests(w, *w.serving_since, now);
+  } else {
+    const int64_t n = requests_between(w, *w.serving_since, now);
+    result_.requests += n;
+    result_.requests_within_objective += n;
+    auto& svc = result_.services[w.key];
+    svc.requests += n;
+    svc.within_objective += n;
+  }
   w.serving_since.reset();
+}
+
+// The latency model (serving_queue.hpp): the requests that arrived in [from, to) take their
+// replicas' slots in order; one is within the objective when its time to first token is.
+void Simulation::serve_requests(SimWorkload& w, Time from, Time to) {
+  const auto& a = *w.spec->arrivals_ms;
+  const ServingSpeed& speed = *w.spec->serving;
+  const auto* sizes = w.spec->request_tokens.get();
+  const int64_t lo = (from - scenario_.start).count(), hi = (to - scenario_.start).count();
+  const auto first = std::lower_bound(a.begin(), a.end(), lo) - a.begin();
+  const auto last = std::lower_bound(a.begin(), a.end(), hi) - a.begin();
+  const double objective_ms = static_cast<double>(w.spec->latency_objective.count());
+  auto& svc = result_.services[w.key];
+  for (auto k = first; k < last; ++k) {
+    const auto idx = static_cast<std::size_t>(k);
+    const RequestTokens t = sizes != nullptr && idx < sizes->size()
+                                ? (*sizes)[idx]
+                                : RequestTokens{speed.context_tokens, speed.generated_tokens};
+    const double prefill_ms = 1000.0 * t.context / speed.prefill_tokens_per_second;
+    const double hold_ms = prefill_ms + 1000.0 * t.generated / speed.output_tokens_per_second;
+    const double ttft = w.queue.serve(static_cast<double>(a[idx]), hold_ms, prefill_ms);
+    const bool within = ttft <= objective_ms;
+    ++result_.requests;
+    ++svc.requests;
+    result_.requests_within_objective += within ? 1 : 0;
+    svc.within_objective += within ? 1 : 0;
+    result_.ttft.samples.push_back(ttft / 1000);
+    svc.ttft.samples.push_back(ttft / 1000);
+  }
 }
 
 int64_t Simulation::stop_pods(std::size_t i, const std::vector<PodShape>& keep) {
@@ -338,10 +377,22 @@ bool Simulation::serves_requests(const SimWorkload& w) {
 
 // Requests that arrive while the service does not serve wait for it, and meet the latency
 // objective only if that wait is short enough: those of the last `objective` before it serves.
-void Simulation::count_requests(std::size_t i, Time now) {
+void Simulation::count_requests(std::size_t i, Time now, bool serving_now) {
   SimWorkload& w = workloads_[i];
   if (!w.unserved_since || !serves_requests(w)) return;
   const Time from = *w.unserved_since;
+  if (w.spec->serving && w.spec->arrivals_ms) {
+    // They waited for the replicas: served from now on, first in line. Deleted instead: never.
+    if (serving_now) {
+      serve_requests(w, from, now);
+    } else {
+      const int64_t n = requests_between(w, from, now);
+      result_.requests += n;
+      result_.services[w.key].requests += n;
+    }
+    w.unserved_since.reset();
+    return;
+  }
   const int64_t n = requests_between(w, from, now);
   const int64_t within = requests_between(w, std::max(from, now - w.spec->latency_objective), now);
   result_.requests += n;

@@ -239,6 +239,8 @@ TEST(ReplayTest, AzureTraceDrivesInferenceServices) {
   // Requests before the services ran (their start-up) wait longer than the objective.
   EXPECT_LT(r.requests_within_objective, r.requests);
   EXPECT_GT(r.requests_within_objective, r.requests * 8 / 10);
+  // The latency model measured each one: its time to first token from its tokens and its wait.
+  EXPECT_EQ(r.ttft.samples.size(), static_cast<std::size_t>(r.requests));
   EXPECT_EQ(r.outcomes, 4);  // each served until the end
 }
 

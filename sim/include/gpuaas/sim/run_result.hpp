@@ -36,6 +36,7 @@ struct ServiceFigures {
   int64_t requests = 0;
   int64_t within_objective = 0;
   double quality = 1.0;
+  WaitStats ttft;  // seconds, each request's time to first token (with the latency model)
   double outcomes() const { return static_cast<double>(within_objective) * quality; }
   double allocated_gpu_seconds = 0;
   double cost = 0;  // its allocated GPU-seconds at the run's price per GPU-second
@@ -94,6 +95,7 @@ struct RunResult {
   double gpu_seconds_at_zero = 0;  // GPUs of workloads scaled to zero, times how long
   WaitStats queue_wait;
   WaitStats wake_latency;  // from the request that woke a service to its pods running
+  WaitStats ttft;          // every served request's time to first token (the latency model)
   int64_t wakes = 0;
   int64_t never_started = 0;
   int64_t deadlines = 0;

@@ -33,6 +33,23 @@ struct NodePoolSpec {
   Millis gpu_ready_delay{0};
 };
 
+// A serving replica's speed, for the latency model (docs/simulator.md): `slots` requests at once
+// (an engine's running batch), each holding its slot for its prompt at the prefill rate and for
+// its answer at the decode rate. Its time to first token is its wait for a slot plus its prefill.
+struct ServingSpeed {
+  int32_t slots = 16;
+  double prefill_tokens_per_second = 4000;
+  double output_tokens_per_second = 30;  // per request
+  // Sizes of requests that come without their own (requestRate): every request the same.
+  int32_t context_tokens = 1000;
+  int32_t generated_tokens = 200;
+};
+
+struct RequestTokens {
+  int32_t context = 0;
+  int32_t generated = 0;
+};
+
 struct WorkloadTemplate {
   std::string name;
   std::string namespace_;
@@ -61,6 +78,11 @@ struct WorkloadTemplate {
   double quality = 1.0;
   // Request arrivals (ms from the scenario start, sorted), from a trace; instead of requestRate.
   std::shared_ptr<const std::vector<int64_t>> arrivals_ms;
+  // Each arrival's sizes (same order), from the trace; empty: the speed's fixed sizes.
+  std::shared_ptr<const std::vector<RequestTokens>> request_tokens;
+  // The latency model: with it, a request is within the objective when its time to first token
+  // is; without it, every request that arrives while the service runs is.
+  std::optional<ServingSpeed> serving;
   std::string at;  // FILE:LINE where it was written
 };
 
