@@ -17,8 +17,7 @@ static_assert(kPluginCapAdmission == GPUAAS_CAP_ADMISSION);
 static_assert(kPluginCapScaleToZero == GPUAAS_CAP_SCALE_TO_ZERO);
 static_assert(kPluginCapActivity == GPUAAS_CAP_ACTIVITY);
 
-constexpr uint64_t kKnownCaps = GPUAAS_CAP_DEMAND | GPUAAS_CAP_LIFECYCLE | GPUAAS_CAP_ADMISSION |
-                                GPUAAS_CAP_SCALE_TO_ZERO | GPUAAS_CAP_ACTIVITY;
+constexpr uint64_t kKnownCaps = GPUAAS_CAP_KNOWN_1_3;
 constexpr uint32_t kMaxKinds = 1024;  // more is a garbage kind_count, not a plugin
 
 // Copies what `size` covers of a struct that starts with its uint32_t size into a zeroed T.
@@ -47,6 +46,12 @@ Check check_capabilities(const CheckedDescriptor& d, uint32_t api_size) {
                   fmt::format("declares unknown capability bits {:#x} (this gpuaasd knows {:#x})",
                               caps & ~kKnownCaps, kKnownCaps));
   }
+  if ((caps & GPUAAS_CAP_AUTOSCALE) != 0 && d.info.abi_minor < 3) {
+    return refuse(RefusalReason::kCapabilities,
+                  fmt::format("declares capability AUTOSCALE, which ABI 1.3 added, but is built "
+                              "for ABI {}.{}",
+                              d.info.abi_major, d.info.abi_minor));
+  }
   const auto& a = d.api;
   const Function functions[] = {
       {"demand", offsetof(gpuaas_plugin_api, demand) + sizeof(a.demand), a.demand != nullptr,
@@ -54,7 +59,8 @@ Check check_capabilities(const CheckedDescriptor& d, uint32_t api_size) {
       {"lifecycle", offsetof(gpuaas_plugin_api, lifecycle) + sizeof(a.lifecycle),
        a.lifecycle != nullptr, GPUAAS_CAP_LIFECYCLE, "LIFECYCLE"},
       {"action", offsetof(gpuaas_plugin_api, action) + sizeof(a.action), a.action != nullptr,
-       GPUAAS_CAP_ADMISSION | GPUAAS_CAP_SCALE_TO_ZERO, "ADMISSION or SCALE_TO_ZERO"},
+       GPUAAS_CAP_ADMISSION | GPUAAS_CAP_SCALE_TO_ZERO | GPUAAS_CAP_AUTOSCALE,
+       "ADMISSION, SCALE_TO_ZERO or AUTOSCALE"},
       {"activity", offsetof(gpuaas_plugin_api, activity) + sizeof(a.activity),
        a.activity != nullptr, GPUAAS_CAP_ACTIVITY, "ACTIVITY"},
   };

@@ -18,6 +18,8 @@ static_assert(static_cast<int>(PluginAction::kAdmit) == GPUAAS_ACTION_ADMIT);
 static_assert(static_cast<int>(PluginAction::kSuspend) == GPUAAS_ACTION_SUSPEND);
 static_assert(static_cast<int>(PluginAction::kScaleToZero) == GPUAAS_ACTION_SCALE_TO_ZERO);
 static_assert(static_cast<int>(PluginAction::kScaleBack) == GPUAAS_ACTION_SCALE_BACK);
+static_assert(static_cast<int>(PluginAction::kSetScale) == GPUAAS_ACTION_SET_SCALE);
+static_assert(kPluginCapAutoscale == GPUAAS_CAP_AUTOSCALE);
 
 gpuaas_bytes bytes(std::string_view s) { return {s.data(), s.size()}; }
 
@@ -110,6 +112,8 @@ std::string_view plugin_action_name(PluginAction action) {
       return "scale_to_zero";
     case PluginAction::kScaleBack:
       return "scale_back";
+    case PluginAction::kSetScale:
+      return "set_scale";
   }
   return "unknown";
 }
@@ -211,20 +215,35 @@ Result<v1::WorkloadLifecycle> WorkloadPlugin::lifecycle(std::string_view object_
 
 Result<v1::ActionSet> WorkloadPlugin::action(PluginAction what, std::string_view object_json,
                                              const v1::ActionRequest& request) {
-  const bool admission = what == PluginAction::kAdmit || what == PluginAction::kSuspend;
-  const bool scale = what == PluginAction::kScaleToZero || what == PluginAction::kScaleBack;
-  if (!admission && !scale) {
+  uint64_t cap = 0;
+  const char* cap_name = "";
+  switch (what) {
+    case PluginAction::kAdmit:
+    case PluginAction::kSuspend:
+      cap = GPUAAS_CAP_ADMISSION;
+      cap_name = "ADMISSION";
+      break;
+    case PluginAction::kScaleToZero:
+    case PluginAction::kScaleBack:
+      cap = GPUAAS_CAP_SCALE_TO_ZERO;
+      cap_name = "SCALE_TO_ZERO";
+      break;
+    case PluginAction::kSetScale:
+      cap = GPUAAS_CAP_AUTOSCALE;
+      cap_name = "AUTOSCALE";
+      break;
+  }
+  if (cap == 0) {
     return Status::invalid(
         fmt::format("plugin {}: unknown action {}", impl_->info.name, static_cast<int>(what)));
   }
   const std::string serialized = request.SerializeAsString();
   auto& api = impl_->api;
-  return call<v1::ActionSet>(
-      *impl_, PluginFunction::kAction, admission ? GPUAAS_CAP_ADMISSION : GPUAAS_CAP_SCALE_TO_ZERO,
-      admission ? "ADMISSION" : "SCALE_TO_ZERO", [&](gpuaas_plugin* p, gpuaas_bytes* out) {
-        return api.action(p, static_cast<gpuaas_action_kind>(what), bytes(object_json),
-                          bytes(serialized), out);
-      });
+  return call<v1::ActionSet>(*impl_, PluginFunction::kAction, cap, cap_name,
+                             [&](gpuaas_plugin* p, gpuaas_bytes* out) {
+                               return api.action(p, static_cast<gpuaas_action_kind>(what),
+                                                 bytes(object_json), bytes(serialized), out);
+                             });
 }
 
 Result<v1::WorkloadActivity> WorkloadPlugin::activity(std::string_view object_json,

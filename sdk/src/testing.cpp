@@ -52,11 +52,10 @@ std::string FakeHost::summary() const {
          k.kind;
   }
   s += " |";
-  const std::pair<uint64_t, const char*> caps[] = {{GPUAAS_CAP_DEMAND, "demand"},
-                                                   {GPUAAS_CAP_LIFECYCLE, "lifecycle"},
-                                                   {GPUAAS_CAP_ADMISSION, "admission"},
-                                                   {GPUAAS_CAP_SCALE_TO_ZERO, "scale-to-zero"},
-                                                   {GPUAAS_CAP_ACTIVITY, "activity"}};
+  const std::pair<uint64_t, const char*> caps[] = {
+      {GPUAAS_CAP_DEMAND, "demand"},       {GPUAAS_CAP_LIFECYCLE, "lifecycle"},
+      {GPUAAS_CAP_ADMISSION, "admission"}, {GPUAAS_CAP_SCALE_TO_ZERO, "scale-to-zero"},
+      {GPUAAS_CAP_ACTIVITY, "activity"},   {GPUAAS_CAP_AUTOSCALE, "autoscale"}};
   for (const auto& [bit, name] : caps) {
     if ((d.capabilities & bit) != 0) s += std::string(" ") + name;
   }

@@ -112,14 +112,30 @@ TEST_F(DescriptorCheckTest, RefusesHalfDeclaredCapabilities) {
   EXPECT_THAT(refusal(), HasSubstr("sets activity() without declaring capability ACTIVITY"));
   d_.capabilities = kAll & ~(GPUAAS_CAP_ADMISSION | GPUAAS_CAP_SCALE_TO_ZERO);
   EXPECT_THAT(refusal(),
-              HasSubstr("sets action() without declaring capability ADMISSION or SCALE_TO_ZERO"));
+              HasSubstr("sets action() without declaring capability ADMISSION, SCALE_TO_ZERO or "
+                        "AUTOSCALE"));
   d_.capabilities = kAll;
   api_.lifecycle = nullptr;
   EXPECT_THAT(refusal(), HasSubstr("declares capability LIFECYCLE but its lifecycle() is NULL"));
   api_.lifecycle = fn;
-  d_.capabilities = kAll | (1ull << 5);
+  d_.capabilities = kAll | (1ull << 6);
   EXPECT_EQ(check()->reason, RefusalReason::kCapabilities);
-  EXPECT_THAT(refusal(), HasSubstr("unknown capability bits 0x20"));
+  EXPECT_THAT(refusal(), HasSubstr("unknown capability bits 0x40"));
+}
+
+// AUTOSCALE came with ABI 1.3: a plugin built for 1.2 cannot have meant the bit.
+TEST_F(DescriptorCheckTest, AutoscaleNeedsAbi13) {
+  d_.capabilities = kAll | GPUAAS_CAP_AUTOSCALE;
+  ASSERT_EQ(refusal(), "accepted");
+  d_.abi_minor = 2;
+  EXPECT_EQ(check()->reason, RefusalReason::kCapabilities);
+  EXPECT_THAT(refusal(), HasSubstr("declares capability AUTOSCALE, which ABI 1.3 added, but is "
+                                   "built for ABI 1.2"));
+  // Only AUTOSCALE calls action(): that is enough to set it.
+  d_.abi_minor = GPUAAS_PLUGIN_ABI_MINOR;
+  d_.capabilities =
+      (kAll & ~(GPUAAS_CAP_ADMISSION | GPUAAS_CAP_SCALE_TO_ZERO)) | GPUAAS_CAP_AUTOSCALE;
+  EXPECT_EQ(refusal(), "accepted");
 }
 
 TEST_F(DescriptorCheckTest, ReadsNothingBeyondStructSize) {

@@ -14,6 +14,7 @@ static_assert(kPluginCapLifecycle == host::kPluginCapLifecycle);
 static_assert(kPluginCapAdmission == host::kPluginCapAdmission);
 static_assert(kPluginCapScaleToZero == host::kPluginCapScaleToZero);
 static_assert(kPluginCapActivity == host::kPluginCapActivity);
+static_assert(kPluginCapAutoscale == host::kPluginCapAutoscale);
 static_assert(static_cast<int>(WorkloadAction::kAdmit) ==
               static_cast<int>(host::PluginAction::kAdmit));
 static_assert(static_cast<int>(WorkloadAction::kSuspend) ==
@@ -22,14 +23,15 @@ static_assert(static_cast<int>(WorkloadAction::kScaleToZero) ==
               static_cast<int>(host::PluginAction::kScaleToZero));
 static_assert(static_cast<int>(WorkloadAction::kScaleBack) ==
               static_cast<int>(host::PluginAction::kScaleBack));
+static_assert(static_cast<int>(WorkloadAction::kSetScale) ==
+              static_cast<int>(host::PluginAction::kSetScale));
 
 nlohmann::json capability_names(uint64_t caps) {
   nlohmann::json names = nlohmann::json::array();
-  const std::pair<uint64_t, const char*> known[] = {{kPluginCapDemand, "demand"},
-                                                    {kPluginCapLifecycle, "lifecycle"},
-                                                    {kPluginCapAdmission, "admission"},
-                                                    {kPluginCapScaleToZero, "scale-to-zero"},
-                                                    {kPluginCapActivity, "activity"}};
+  const std::pair<uint64_t, const char*> known[] = {
+      {kPluginCapDemand, "demand"},       {kPluginCapLifecycle, "lifecycle"},
+      {kPluginCapAdmission, "admission"}, {kPluginCapScaleToZero, "scale-to-zero"},
+      {kPluginCapActivity, "activity"},   {kPluginCapAutoscale, "autoscale"}};
   for (const auto& [bit, name] : known) {
     if ((caps & bit) != 0) names.push_back(name);
   }

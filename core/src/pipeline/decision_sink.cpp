@@ -36,6 +36,8 @@ const char* action_name(WorkloadAction a) {
       return "scale to zero";
     case WorkloadAction::kScaleBack:
       return "scale back";
+    case WorkloadAction::kSetScale:
+      return "set scale bounds";
   }
   return "action";
 }

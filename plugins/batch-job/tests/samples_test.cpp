@@ -82,7 +82,7 @@ TEST(BatchJobSamples, AdmitSuspendRoundTrip) {
 TEST(BatchJobDescriptor, KindsAndCapabilities) {
   FakeHost host(gpuaas_plugin_get_descriptor);
   EXPECT_EQ(host.summary(),
-            "batch-job 0.1.0 alpha abi 1.2 gpuaas.v1 | batch/v1 Job | demand lifecycle admission "
+            "batch-job 0.1.0 alpha abi 1.3 gpuaas.v1 | batch/v1 Job | demand lifecycle admission "
             "activity");
   EXPECT_EQ(rc_of([&] { host.action(GPUAAS_ACTION_SCALE_TO_ZERO, sample_job().dump()); }),
             GPUAAS_RC_NOT_SUPPORTED);

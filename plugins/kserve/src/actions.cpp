@@ -6,6 +6,13 @@
 // next request; in Standard mode HPA/KEDA keep at least one pod, so the service is stopped.
 // What each changed is recorded by scale_to, so scale_back restores the owner's values exactly
 // (a stop annotation the user had set stays set).
+//
+// The autoscaler's bounds (set_scale) go on the predictor, the component that takes requests,
+// in the fields KServe reads: minReplicas and maxReplicas always; in Knative mode also
+// scaleMetric rps and scaleTarget, which Knative's autoscaler (KPA) follows between them. HPA
+// scales on CPU or memory only, so in Standard mode the target is left as the owner set it.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -73,6 +80,30 @@ Patch scale_back(const plugin::Workload& w, const Config& config) {
   require_own_pods(w, config, "scale back");
   Json o = w.json();
   if (!plugin::scale_back(o)) return {};  // nothing was scaled down by gpuaas
+  return Patch::between(w, o, Guard::kResourceVersion);
+}
+
+Patch set_scale(const plugin::Workload& w, const v1::ActionRequest& r, const Config& config) {
+  require_own_pods(w, config, "set scale");
+  if (!r.has_scale()) throw plugin::InvalidInput("set scale: the request has no scale bounds");
+  const v1::ScaleBounds& b = r.scale();
+  if (b.min_replicas() < 0 || b.max_replicas() < 0 ||
+      (b.max_replicas() > 0 && b.max_replicas() < b.min_replicas())) {
+    throw plugin::InvalidInput("set scale: bounds " + std::to_string(b.min_replicas()) + ".." +
+                               std::to_string(b.max_replicas()) + " are not a range");
+  }
+  Json o = w.json();
+  Json& predictor = *plugin::locate(o, "/spec/predictor", true);
+  // At zero by gpuaas (or stopped) the idle rules own minReplicas: scale_back restores it.
+  const bool at_zero = stopped(w) || w.has_annotation(plugin::kScaledFromAnnotation);
+  if (!at_zero) predictor["minReplicas"] = b.min_replicas();
+  if (b.max_replicas() > 0) predictor["maxReplicas"] = b.max_replicas();
+  if (deployment_mode(w, config.default_mode) == DeploymentMode::kKnative && b.target() > 0 &&
+      b.metric() == "rps") {
+    predictor["scaleMetric"] = "rps";
+    // KServe's scaleTarget is an integer: rounded down, so a replica is not given more.
+    predictor["scaleTarget"] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(b.target())));
+  }
   return Patch::between(w, o, Guard::kResourceVersion);
 }
 

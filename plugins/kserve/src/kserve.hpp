@@ -16,6 +16,8 @@ plugin::Patch admit(const plugin::Workload& w, const v1::ActionRequest& r, const
 plugin::Patch suspend(const plugin::Workload& w, const Config& config);
 plugin::Patch scale_to_zero(const plugin::Workload& w, const Config& config);
 plugin::Patch scale_back(const plugin::Workload& w, const Config& config);
+plugin::Patch set_scale(const plugin::Workload& w, const v1::ActionRequest& r,
+                        const Config& config);
 
 v1::WorkloadActivity activity(const plugin::Workload& w, const plugin::Samples& samples,
                               const Config& config);

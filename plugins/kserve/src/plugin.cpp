@@ -37,6 +37,9 @@ class KServePlugin {
   plugin::Patch scale_to_zero(const plugin::Workload& w, const v1::ActionRequest&) {
     return kserve::scale_to_zero(checked(w), config_);
   }
+  plugin::Patch set_scale(const plugin::Workload& w, const v1::ActionRequest& r) {
+    return kserve::set_scale(checked(w), r, config_);
+  }
   plugin::Patch scale_back(const plugin::Workload& w, const v1::ActionRequest&) {
     return kserve::scale_back(checked(w), config_);
   }

@@ -246,4 +246,83 @@ TEST(kserve_plugin_actions, MalformedObjectsAreRefused) {
   }
 }
 
+ActionRequest bounds(int min, int max, double target) {
+  ActionRequest r;
+  r.mutable_scale()->set_min_replicas(min);
+  r.mutable_scale()->set_max_replicas(max);
+  r.mutable_scale()->set_metric("rps");
+  r.mutable_scale()->set_target(target);
+  return r;
+}
+
+// The autoscaler's bounds on the published samples (Knative mode): the predictor's minReplicas,
+// maxReplicas, scaleMetric and scaleTarget, the fields KServe reads (scaleTarget an integer,
+// rounded down), guarded by the resourceVersion; nothing else changes.
+TEST(kserve_plugin_actions, SetScaleWritesKServesAutoscalingFields) {
+  FakeHost host(gpuaas_plugin_get_descriptor);
+  ASSERT_TRUE(host.has(GPUAAS_CAP_AUTOSCALE));
+  for (const char* file : {"autoscale.yaml", "autoscale_gpu.yaml", "hf_isvc.yaml"}) {
+    SCOPED_TRACE(file);
+    Json original = sample(file);
+    original["metadata"]["resourceVersion"] = "7";
+    auto set = host.action(GPUAAS_ACTION_SET_SCALE, original.dump(), bounds(5, 8, 10.2));
+    ASSERT_EQ(set.actions_size(), 1);
+    Json b = body(set);
+    EXPECT_EQ(b["metadata"]["resourceVersion"], "7");
+    Json scaled = apply(host, original, set);
+    const Json& p = scaled["spec"]["predictor"];
+    EXPECT_EQ(p["minReplicas"], 5);
+    EXPECT_EQ(p["maxReplicas"], 8);
+    EXPECT_EQ(p["scaleMetric"], "rps");
+    EXPECT_EQ(p["scaleTarget"], 10);
+    // Only those four fields of the predictor changed.
+    Json rest = scaled;
+    for (const char* f : {"minReplicas", "maxReplicas", "scaleMetric", "scaleTarget"}) {
+      rest["spec"]["predictor"].erase(f);
+      if (original["spec"]["predictor"].contains(f))
+        rest["spec"]["predictor"][f] = original["spec"]["predictor"][f];
+    }
+    EXPECT_EQ(rest, original);
+    // The same bounds again: nothing to patch.
+    EXPECT_EQ(
+        host.action(GPUAAS_ACTION_SET_SCALE, scaled.dump(), bounds(5, 8, 10.2)).actions_size(), 0);
+  }
+}
+
+// Standard mode: HPA scales on CPU or memory, not on requests, so only the replica bounds are
+// written; a service gpuaas has at zero keeps its minReplicas to the idle rules (scale_back).
+TEST(kserve_plugin_actions, SetScaleInStandardModeAndAtZero) {
+  FakeHost host(gpuaas_plugin_get_descriptor);
+  Json raw = sample("hf_isvc.yaml");
+  raw["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] = "RawDeployment";
+  Json scaled = apply(host, raw, host.action(GPUAAS_ACTION_SET_SCALE, raw.dump(), bounds(2, 6, 4)));
+  EXPECT_EQ(scaled["spec"]["predictor"]["minReplicas"], 2);
+  EXPECT_EQ(scaled["spec"]["predictor"]["maxReplicas"], 6);
+  EXPECT_FALSE(scaled["spec"]["predictor"].contains("scaleMetric"));
+  EXPECT_FALSE(scaled["spec"]["predictor"].contains("scaleTarget"));
+
+  Json knative = sample("hf_isvc.yaml");
+  Json zero = apply(host, knative, host.action(GPUAAS_ACTION_SCALE_TO_ZERO, knative.dump()));
+  ASSERT_EQ(zero["spec"]["predictor"]["minReplicas"], 0);
+  Json bounded =
+      apply(host, zero, host.action(GPUAAS_ACTION_SET_SCALE, zero.dump(), bounds(3, 6, 4)));
+  EXPECT_EQ(bounded["spec"]["predictor"]["minReplicas"], 0);
+  EXPECT_EQ(bounded["spec"]["predictor"]["maxReplicas"], 6);
+  Json woken = apply(host, bounded, host.action(GPUAAS_ACTION_SCALE_BACK, bounded.dump()));
+  EXPECT_NE(woken["spec"]["predictor"].value("minReplicas", 1), 0);
+}
+
+TEST(kserve_plugin_actions, SetScaleRefusesBadBounds) {
+  FakeHost host(gpuaas_plugin_get_descriptor);
+  const std::string o = sample("hf_isvc.yaml").dump();
+  for (const ActionRequest& r : {ActionRequest{}, bounds(4, 2, 1), bounds(-1, 2, 1)}) {
+    try {
+      host.action(GPUAAS_ACTION_SET_SCALE, o, r);
+      ADD_FAILURE() << "accepted " << r.ShortDebugString();
+    } catch (const CallFailed& e) {
+      EXPECT_EQ(e.rc(), GPUAAS_RC_INVALID_INPUT);
+    }
+  }
+}
+
 }  // namespace

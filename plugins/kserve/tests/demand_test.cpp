@@ -24,8 +24,8 @@ std::string failure(FakeHost& host, const Json& object, gpuaas_rc rc) {
 TEST(kserve_plugin_descriptor, NameKindsAndCapabilities) {
   FakeHost host(gpuaas_plugin_get_descriptor);
   EXPECT_EQ(host.summary(),
-            "kserve 0.1.0 alpha abi 1.2 gpuaas.v1 | serving.kserve.io/v1beta1 InferenceService | "
-            "demand lifecycle admission scale-to-zero activity");
+            "kserve 0.1.0 alpha abi 1.3 gpuaas.v1 | serving.kserve.io/v1beta1 InferenceService | "
+            "demand lifecycle admission scale-to-zero activity autoscale");
 }
 
 // autoscale.yaml: a TensorFlow predictor without resources; minReplicas unset (KServe: 1).

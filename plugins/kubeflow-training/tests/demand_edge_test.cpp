@@ -238,7 +238,7 @@ TEST(KubeflowTrainingConfig, KeysAreCheckedAtCreate) {
 TEST(KubeflowTrainingDescriptor, KindsAndCapabilities) {
   FakeHost host(gpuaas_plugin_get_descriptor);
   EXPECT_EQ(host.summary(),
-            "kubeflow-training 0.1.0 stable abi 1.2 gpuaas.v1 | kubeflow.org/v1 PyTorchJob, "
+            "kubeflow-training 0.1.0 stable abi 1.3 gpuaas.v1 | kubeflow.org/v1 PyTorchJob, "
             "kubeflow.org/v1 TFJob, kubeflow.org/v2beta1 MPIJob, kubeflow.org/v1 MPIJob, "
             "trainer.kubeflow.org/v1alpha1 TrainJob | demand lifecycle admission activity");
   try {

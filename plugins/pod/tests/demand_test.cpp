@@ -27,7 +27,7 @@ Json in_group(Json pod, const Json& count) {
 TEST(PodPlugin, Descriptor) {
   FakeHost host(gpuaas_plugin_get_descriptor);
   EXPECT_EQ(host.summary(),
-            "pod 0.1.0 alpha abi 1.2 gpuaas.v1 | v1 Pod | demand lifecycle admission activity");
+            "pod 0.1.0 alpha abi 1.3 gpuaas.v1 | v1 Pod | demand lifecycle admission activity");
 }
 
 TEST(PodDemand, APlainPodIsOnePodWithItsResources) {

@@ -12,7 +12,7 @@ constexpr int64_t kMi = 1024LL * 1024;
 TEST(RayDescriptor, KindsAndCapabilities) {
   FakeHost host(gpuaas_plugin_get_descriptor);
   EXPECT_EQ(host.summary(),
-            "ray 0.1.0 stable abi 1.2 gpuaas.v1 | ray.io/v1 RayCluster, ray.io/v1 RayJob | demand "
+            "ray 0.1.0 stable abi 1.3 gpuaas.v1 | ray.io/v1 RayCluster, ray.io/v1 RayJob | demand "
             "lifecycle admission scale-to-zero activity");
 }
 

@@ -25,7 +25,7 @@ std::string invalid(FakeHost& host, const std::string& object) {
 TEST(WorkbenchDemand, DescriptorNamesBothVersionsAndEveryCapability) {
   FakeHost host(gpuaas_plugin_get_descriptor);
   EXPECT_EQ(host.summary(),
-            "workbench 0.1.0 stable abi 1.2 gpuaas.v1 | kubeflow.org/v1 Notebook, "
+            "workbench 0.1.0 stable abi 1.3 gpuaas.v1 | kubeflow.org/v1 Notebook, "
             "kubeflow.org/v1beta1 Notebook | demand lifecycle admission scale-to-zero activity");
 }
 

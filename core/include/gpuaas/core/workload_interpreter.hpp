@@ -35,9 +35,16 @@ inline constexpr uint64_t kPluginCapLifecycle = 1ull << 1;    // lifecycle()
 inline constexpr uint64_t kPluginCapAdmission = 1ull << 2;    // action(): admit, suspend
 inline constexpr uint64_t kPluginCapScaleToZero = 1ull << 3;  // action(): scale to zero and back
 inline constexpr uint64_t kPluginCapActivity = 1ull << 4;     // activity()
+inline constexpr uint64_t kPluginCapAutoscale = 1ull << 5;    // action(): set scale (ABI 1.3)
 
 // What the core asks a workload's plugin to do (the values are GPUAAS_ACTION_*).
-enum class WorkloadAction { kAdmit = 1, kSuspend = 2, kScaleToZero = 3, kScaleBack = 4 };
+enum class WorkloadAction {
+  kAdmit = 1,
+  kSuspend = 2,
+  kScaleToZero = 3,
+  kScaleBack = 4,
+  kSetScale = 5,  // the autoscaler's bounds (ActionRequest.scale)
+};
 
 class WorkloadInterpreter {
  public:

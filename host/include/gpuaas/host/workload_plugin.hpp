@@ -22,7 +22,13 @@
 namespace gpuaas::host {
 
 // What action() is asked for; the values are GPUAAS_ACTION_*.
-enum class PluginAction { kAdmit = 1, kSuspend = 2, kScaleToZero = 3, kScaleBack = 4 };
+enum class PluginAction {
+  kAdmit = 1,
+  kSuspend = 2,
+  kScaleToZero = 3,
+  kScaleBack = 4,
+  kSetScale = 5
+};
 std::string_view plugin_action_name(PluginAction action);
 
 // Capabilities (GPUAAS_CAP_*), for WorkloadPlugin::has() without including the C header.
@@ -31,6 +37,7 @@ inline constexpr uint64_t kPluginCapLifecycle = 1ull << 1;    // lifecycle()
 inline constexpr uint64_t kPluginCapAdmission = 1ull << 2;    // action(): admit, suspend
 inline constexpr uint64_t kPluginCapScaleToZero = 1ull << 3;  // action(): scale to zero and back
 inline constexpr uint64_t kPluginCapActivity = 1ull << 4;     // activity()
+inline constexpr uint64_t kPluginCapAutoscale = 1ull << 5;    // action(): set scale (ABI 1.3)
 
 // The label that puts an object in a queue; a queued-only kind's objects without it are not
 // workloads (GPUAAS_QUEUE_LABEL).
@@ -116,7 +123,7 @@ class WorkloadPlugin {
   Result<v1::WorkloadDemand> demand(std::string_view object_json);
   Result<v1::WorkloadLifecycle> lifecycle(std::string_view object_json);
   // kAdmit and kSuspend need kPluginCapAdmission; kScaleToZero and kScaleBack
-  // kPluginCapScaleToZero.
+  // kPluginCapScaleToZero; kSetScale kPluginCapAutoscale.
   Result<v1::ActionSet> action(PluginAction what, std::string_view object_json,
                                const v1::ActionRequest& request);
   Result<v1::WorkloadActivity> activity(std::string_view object_json,

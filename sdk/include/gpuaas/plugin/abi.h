@@ -20,6 +20,9 @@
  *        namespaced, not held, pods by owner, for a kind it has none for).
  *   1.2  gpuaas_kind_info adds `binding`. An entry of 1.1 (struct_size through `flags`) reads as
  *        GPUAAS_BINDING_DEFAULT.
+ *   1.3  capability AUTOSCALE and action SET_SCALE: the bounds of the autoscaler that owns a
+ *        serving workload's replicas (ActionRequest.scale). A plugin built before 1.3 cannot
+ *        declare it; the host refuses one that does.
  * A new minor only appends: fields to a struct, constants, functions to the api table.
  *
  * Threads: the host never calls one instance from two threads at once; distinct instances may be
@@ -38,7 +41,7 @@ extern "C" {
 #endif
 
 #define GPUAAS_PLUGIN_ABI_MAJOR 1u
-#define GPUAAS_PLUGIN_ABI_MINOR 2u
+#define GPUAAS_PLUGIN_ABI_MINOR 3u
 /* The one exported symbol: a gpuaas_plugin_descriptor_fn named gpuaas_plugin_get_descriptor. */
 #define GPUAAS_PLUGIN_ENTRY_POINT "gpuaas_plugin_get_descriptor"
 /* The event contract the plugin was built for (sdk/proto). */
@@ -64,16 +67,19 @@ typedef int32_t gpuaas_rc;
 
 /* Capabilities: a plugin declares each one it implements; a declared capability must have all of
  * its functions set, and a set function must belong to a declared capability (the host refuses a
- * half-declared one). DEMAND: demand(); LIFECYCLE: lifecycle(); ADMISSION and SCALE_TO_ZERO:
- * action(); ACTIVITY: activity(). create() and destroy() are always required. */
+ * half-declared one). DEMAND: demand(); LIFECYCLE: lifecycle(); ADMISSION, SCALE_TO_ZERO and
+ * AUTOSCALE: action(); ACTIVITY: activity(). create() and destroy() are always required. */
 #define GPUAAS_CAP_DEMAND (1ull << 0)        /* demand() */
 #define GPUAAS_CAP_LIFECYCLE (1ull << 1)     /* lifecycle() */
 #define GPUAAS_CAP_ADMISSION (1ull << 2)     /* action(): ADMIT, SUSPEND */
 #define GPUAAS_CAP_SCALE_TO_ZERO (1ull << 3) /* action(): SCALE_TO_ZERO, SCALE_BACK */
 #define GPUAAS_CAP_ACTIVITY (1ull << 4)      /* activity() */
+#define GPUAAS_CAP_AUTOSCALE (1ull << 5)     /* action(): SET_SCALE (ABI 1.3) */
 /* Every capability ABI 1.0 knows; a bit outside it is refused. */
 #define GPUAAS_CAP_KNOWN_1_0 (GPUAAS_CAP_DEMAND | GPUAAS_CAP_LIFECYCLE | GPUAAS_CAP_ADMISSION | \
                               GPUAAS_CAP_SCALE_TO_ZERO | GPUAAS_CAP_ACTIVITY)
+/* Every capability ABI 1.3 knows. */
+#define GPUAAS_CAP_KNOWN_1_3 (GPUAAS_CAP_KNOWN_1_0 | GPUAAS_CAP_AUTOSCALE)
 
 /* What action() is asked for. */
 typedef int32_t gpuaas_action_kind;
@@ -81,6 +87,7 @@ typedef int32_t gpuaas_action_kind;
 #define GPUAAS_ACTION_SUSPEND 2
 #define GPUAAS_ACTION_SCALE_TO_ZERO 3
 #define GPUAAS_ACTION_SCALE_BACK 4
+#define GPUAAS_ACTION_SET_SCALE 5 /* ABI 1.3: ActionRequest.scale, the autoscaler's bounds */
 
 typedef struct gpuaas_bytes {
   const char* data;

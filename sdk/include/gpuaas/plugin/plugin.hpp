@@ -106,6 +106,10 @@ template <typename T>
 concept HasActivity = requires {
   &T::activity;
 };
+template <typename T>
+concept HasSetScale = requires {
+  &T::set_scale;
+};
 
 template <typename T>
 concept DemandOk = requires(T& p, const Workload& w) {
@@ -126,6 +130,10 @@ concept ScaleOk = requires(T& p, const Workload& w, const v1::ActionRequest& r) 
   { p.scale_back(w, r) } -> std::convertible_to<Patch>;
 };
 template <typename T>
+concept SetScaleOk = requires(T& p, const Workload& w, const v1::ActionRequest& r) {
+  { p.set_scale(w, r) } -> std::convertible_to<Patch>;
+};
+template <typename T>
 concept ActivityOk = requires(T& p, const Workload& w, const Samples& s) {
   { p.activity(w, s) } -> std::convertible_to<v1::WorkloadActivity>;
 };
@@ -137,6 +145,7 @@ constexpr uint64_t capabilities() {
   if constexpr (HasAdmit<T>) caps |= GPUAAS_CAP_ADMISSION;
   if constexpr (HasScaleToZero<T>) caps |= GPUAAS_CAP_SCALE_TO_ZERO;
   if constexpr (HasActivity<T>) caps |= GPUAAS_CAP_ACTIVITY;
+  if constexpr (HasSetScale<T>) caps |= GPUAAS_CAP_AUTOSCALE;
   return caps;
 }
 
@@ -195,6 +204,10 @@ constexpr bool check() {
                 "gpuaas plugin: scale_to_zero and scale_back must be callable as "
                 "`gpuaas::plugin::Patch scale_to_zero(const gpuaas::plugin::Workload&, const "
                 "gpuaas::v1::ActionRequest&)`");
+  static_assert(!HasSetScale<T> || SetScaleOk<T>,
+                "gpuaas plugin: set_scale must be callable as `gpuaas::plugin::Patch "
+                "set_scale(const gpuaas::plugin::Workload&, const gpuaas::v1::ActionRequest&)` "
+                "(the bounds are in request.scale())");
   static_assert(!HasActivity<T> || ActivityOk<T>,
                 "gpuaas plugin: activity must be callable as `gpuaas::v1::WorkloadActivity "
                 "activity(const gpuaas::plugin::Workload&, const gpuaas::plugin::Samples&)`");

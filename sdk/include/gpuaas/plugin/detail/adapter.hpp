@@ -174,6 +174,9 @@ class Adapter {
       if (kind == GPUAAS_ACTION_SCALE_TO_ZERO) return impl.scale_to_zero(w, req);
       if (kind == GPUAAS_ACTION_SCALE_BACK) return impl.scale_back(w, req);
     }
+    if constexpr (HasSetScale<T>) {
+      if (kind == GPUAAS_ACTION_SET_SCALE) return impl.set_scale(w, req);
+    }
     throw NotSupported(std::string(T::info.name) + " does not offer action " +
                        std::to_string(kind) + " for " + w.kind());
   }
