@@ -19,19 +19,23 @@ using testing::options_for;
 using testing::run;
 using testing::scenario_of;
 
-// 16 slots, holds of 100 ms on average (exponential: each answer's length drawn), 120 requests
-// a second (75 % of k/hold) for an hour, a 20 ms objective on the wait (no prompt: no prefill).
-TEST(ServingModelTest, ShareWithinObjectiveIsErlangCsOnASteadyRate) {
-  Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
+// One InferenceService "chat" for an hour on a 4-GPU node; `fields` are its own.
+Scenario chat_service(const std::string& fields) {
+  return scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
 kind: Scenario
 spec:
   duration: 1h
   nodePools: [{name: gpu, flavor: gpu, gpusPerNode: 4, nodes: 1, pricePerNodeHour: 8}]
   workloads:
     - {name: chat, namespace: serving, queue: main, kind: InferenceService, duration: 1h,
-       startupDelay: 1s, latencyObjective: 20ms, requestRate: 120,
-       serving: {slots: 16, prefillTokensPerSecond: 1000, outputTokensPerSecond: 100000}}
-)");
+       )" + fields + "}\n");
+}
+
+// 16 slots, holds of 100 ms on average (exponential: each answer's length drawn), 120 requests
+// a second (75 % of k/hold) for an hour, a 20 ms objective on the wait (no prompt: no prefill).
+TEST(ServingModelTest, ShareWithinObjectiveIsErlangCsOnASteadyRate) {
+  Scenario s = chat_service(R"(startupDelay: 1s, latencyObjective: 20ms, requestRate: 120,
+       serving: {slots: 16, prefillTokensPerSecond: 1000, outputTokensPerSecond: 100000})");
   ASSERT_EQ(s.workloads.size(), 1u);
   auto& w = s.workloads[0];
   ASSERT_TRUE(w.arrivals_ms && w.serving);
@@ -59,16 +63,8 @@ spec:
 // A request that arrives while the replicas start waits for them: its time to first token is
 // that wait plus its prefill, and it misses a 2 s objective. One after the start does not.
 TEST(ServingModelTest, RequestsBeforeTheStartWaitForIt) {
-  Scenario s = scenario_of(R"(apiVersion: gpuaas.io/v1alpha1
-kind: Scenario
-spec:
-  duration: 1h
-  nodePools: [{name: gpu, flavor: gpu, gpusPerNode: 4, nodes: 1, pricePerNodeHour: 8}]
-  workloads:
-    - {name: chat, namespace: serving, queue: main, kind: InferenceService, duration: 1h,
-       startupDelay: 2m, serving: {slots: 4, prefillTokensPerSecond: 1000,
-       outputTokensPerSecond: 50}}
-)");
+  Scenario s = chat_service(R"(startupDelay: 2m, serving: {slots: 4, prefillTokensPerSecond: 1000,
+       outputTokensPerSecond: 50})");
   auto& w = s.workloads[0];
   w.arrivals_ms =
       std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{10'000, 20'000, 600'000});

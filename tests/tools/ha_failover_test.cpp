@@ -97,6 +97,19 @@ class HaFailover : public NatsServerTest {
     auto ack = bus_->publish_stored(wire::encode_event(ev, subjects.events(ns, kind)), ev.id());
     ASSERT_TRUE(ack.is_ok()) << ack.status().message();
   }
+  // The policy, one H100 node with 4 GPUs, and job "one" asking for 2: events 1 to 3.
+  void publish_scene() {
+    auto policy = core::policy_set_object({dir_ + "/policy.yaml"});
+    ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+    publish("", core::kPolicySetKind, wire::ChangeType::kAdded, *policy);
+    publish(
+        "", "Node", wire::ChangeType::kAdded,
+        R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"h100-a","resourceVersion":"1",)"
+        R"("labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}},"status":{"capacity":)"
+        R"({"cpu":"96","memory":"1Ti","nvidia.com/gpu":"4"},"allocatable":{"cpu":"94",)"
+        R"("memory":"1000Gi","nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}})");
+    publish("team-a", "PyTorchJob", wire::ChangeType::kAdded, job("one", 2));
+  }
   json state() {
     bus::Message m;
     m.subject = bus::Subjects(root_).api("state");
@@ -130,16 +143,8 @@ TEST_F(HaFailover, StandbyTakesOverWithinTheTtlWithAHigherEpoch) {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
   });
-  auto policy = core::policy_set_object({dir_ + "/policy.yaml"});
-  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  publish("", core::kPolicySetKind, wire::ChangeType::kAdded, *policy);
-  publish(
-      "", "Node", wire::ChangeType::kAdded,
-      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"h100-a","resourceVersion":"1",)"
-      R"("labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}},"status":{"capacity":)"
-      R"({"cpu":"96","memory":"1Ti","nvidia.com/gpu":"4"},"allocatable":{"cpu":"94",)"
-      R"("memory":"1000Gi","nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}})");
-  publish("team-a", "PyTorchJob", wire::ChangeType::kAdded, job("one", 2));
+  publish_scene();
+  if (HasFatalFailure()) return;
 
   auto a = start("a");
   auto b = start("b");
@@ -200,16 +205,8 @@ TEST_F(HaFailover, StandbyTakesOverWithinTheTtlWithAHigherEpoch) {
 }
 
 TEST_F(HaFailover, ALeaderThatLosesTheLeaseStandsByAndLeadsAgain) {
-  auto policy = core::policy_set_object({dir_ + "/policy.yaml"});
-  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  publish("", core::kPolicySetKind, wire::ChangeType::kAdded, *policy);
-  publish(
-      "", "Node", wire::ChangeType::kAdded,
-      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"h100-a","resourceVersion":"1",)"
-      R"("labels":{"nvidia.com/gpu.product":"NVIDIA-H100-80GB-HBM3"}},"status":{"capacity":)"
-      R"({"cpu":"96","memory":"1Ti","nvidia.com/gpu":"4"},"allocatable":{"cpu":"94",)"
-      R"("memory":"1000Gi","nvidia.com/gpu":"4"},"conditions":[{"type":"Ready","status":"True"}]}})");
-  publish("team-a", "PyTorchJob", wire::ChangeType::kAdded, job("one", 2));
+  publish_scene();
+  if (HasFatalFailure()) return;
   auto a = start("a");
   ASSERT_TRUE(eventually([&] { return admitted("one"); }, kTtl * 5)) << a->log();
 
