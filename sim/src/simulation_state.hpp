@@ -155,6 +155,8 @@ class Simulation {
   void refresh_quota_held();
   double gpu_util(const SimWorkload& w);
   int64_t requests_between(const SimWorkload& w, Time from, Time to) const;
+  std::pair<std::size_t, std::size_t> arrivals_between(const std::vector<int64_t>& a, Time from,
+                                                       Time to) const;
   static bool serves_requests(const SimWorkload& w);
   void finish_accounts();
   void record(const SimWorkload& w);  // its WorkloadRecord, at the end of the run

@@ -305,13 +305,10 @@ void Simulation::serve_requests(SimWorkload& w, Time from, Time to) {
   const auto& a = *w.spec->arrivals_ms;
   const ServingSpeed& speed = *w.spec->serving;
   const auto* sizes = w.spec->request_tokens.get();
-  const int64_t lo = (from - scenario_.start).count(), hi = (to - scenario_.start).count();
-  const auto first = std::lower_bound(a.begin(), a.end(), lo) - a.begin();
-  const auto last = std::lower_bound(a.begin(), a.end(), hi) - a.begin();
+  const auto [first, last] = arrivals_between(a, from, to);
   const double objective_ms = static_cast<double>(w.spec->latency_objective.count());
   auto& svc = result_.services[w.key];
-  for (auto k = first; k < last; ++k) {
-    const auto idx = static_cast<std::size_t>(k);
+  for (std::size_t idx = first; idx < last; ++idx) {
     const RequestTokens t = sizes != nullptr && idx < sizes->size()
                                 ? (*sizes)[idx]
                                 : RequestTokens{speed.context_tokens, speed.generated_tokens};
@@ -361,11 +358,20 @@ int64_t Simulation::stop_pods(std::size_t i, const std::vector<PodShape>& keep) 
 }
 
 // Requests that arrived in [from, to): from the trace's arrivals, else at the constant rate.
+// The indexes [first, last) of the trace's arrivals in [from, to).
+std::pair<std::size_t, std::size_t> Simulation::arrivals_between(const std::vector<int64_t>& a,
+                                                                 Time from, Time to) const {
+  const int64_t lo = (from - scenario_.start).count(), hi = (to - scenario_.start).count();
+  const auto first = std::lower_bound(a.begin(), a.end(), lo);
+  return {static_cast<std::size_t>(first - a.begin()),
+          static_cast<std::size_t>(std::lower_bound(first, a.end(), std::max(lo, hi)) - a.begin())};
+}
+
 int64_t Simulation::requests_between(const SimWorkload& w, Time from, Time to) const {
   if (to <= from) return 0;
   if (const auto& a = w.spec->arrivals_ms) {
-    const int64_t lo = (from - scenario_.start).count(), hi = (to - scenario_.start).count();
-    return std::lower_bound(a->begin(), a->end(), hi) - std::lower_bound(a->begin(), a->end(), lo);
+    const auto [first, last] = arrivals_between(*a, from, to);
+    return static_cast<int64_t>(last - first);
   }
   return static_cast<int64_t>(
       std::llround(std::chrono::duration<double>(to - from).count() * w.spec->request_rate));
