@@ -303,9 +303,9 @@ std::string report_table(const std::vector<RunResult>& runs) {
                : fixed(gpu_seconds / static_cast<double>(r.requests_within_objective), 2);
   });
   row("TTFT p50 / p95", "lower", [](const RunResult& r) {
-    return r.ttft.samples.empty() ? std::string("-")
-                                  : duration_text(r.ttft.percentile(50)) + " / " +
-                                        duration_text(r.ttft.percentile(95));
+    return r.ttft.samples.empty()
+               ? std::string("-")
+               : fixed(r.ttft.percentile(50), 2) + "s / " + fixed(r.ttft.percentile(95), 2) + "s";
   });
   row("gpuaasd actions / events", "-", [](const RunResult& r) {
     return std::to_string(r.actions) + " / " + std::to_string(r.events);
