@@ -75,11 +75,54 @@ void read_metrics(Reader& r, const Field& f, ServiceObjective& o) {
     if (const auto* x = mf.get(name)) *to = metric_name(r, *x).value_or(*to);
 }
 
+// A duration of at least one second.
+std::optional<std::chrono::seconds> seconds_at_least_one(Reader& r, const Field& f) {
+  auto d = r.duration(f);
+  if (d && d->count() < 1) {
+    r.error(r.at(f), f.path + ": at least 1s");
+    return std::nullopt;
+  }
+  return d;
+}
+
+void read_scaling(Reader& r, const Field& f, ServiceObjective& o) {
+  auto sf = r.fields(f, {{"perReplicaRps"}, {"headroom"}, {"leadTime"}, {"interval"}});
+  ServiceObjective::Scaling s;
+  s.at = r.at(f.key);
+  if (const auto* x = sf.get("perReplicaRps")) {
+    auto v = plain_number(r, *x);
+    if (v && !(*v > 0)) {
+      r.error(r.at(*x), x->path + ": " + x->value.Scalar() + " is not a positive rate");
+    } else if (v) {
+      s.per_replica_rps = v;
+    }
+  }
+  if (const auto* x = sf.get("headroom")) {
+    auto v = plain_number(r, *x);
+    if (v && (*v < 0 || *v > 0.9)) {
+      r.error(r.at(*x), x->path + ": " + x->value.Scalar() + " is not a share between 0 and 0.9");
+    } else if (v) {
+      s.headroom = *v;
+    }
+  }
+  if (const auto* x = sf.get("leadTime"))
+    s.lead_time = seconds_at_least_one(r, *x).value_or(s.lead_time);
+  if (const auto* x = sf.get("interval"))
+    s.interval = seconds_at_least_one(r, *x).value_or(s.interval);
+  o.scaling = s;
+}
+
 }  // namespace
 
 void parse_service_objective(Reader& r, const Document& doc, ParsedSet& out) {
-  auto [meta, sf] = read_spec_document(
-      r, doc, {{"selector"}, {"latency"}, {"errorBudget"}, {"quality"}, {"metrics"}, {"capacity"}});
+  auto [meta, sf] = read_spec_document(r, doc,
+                                       {{"selector"},
+                                        {"latency"},
+                                        {"errorBudget"},
+                                        {"quality"},
+                                        {"metrics"},
+                                        {"capacity"},
+                                        {"scaling"}});
   ParsedServiceObjective p;
   ServiceObjective& o = p.objective;
   o.name = meta.name;
@@ -95,16 +138,10 @@ void parse_service_objective(Reader& r, const Document& doc, ParsedSet& out) {
   if (const auto* x = sf.get("errorBudget")) o.error_budget = share(r, *x).value_or(o.error_budget);
   if (const auto* q = sf.get("quality")) read_quality(r, *q, o);
   if (const auto* m = sf.get("metrics")) read_metrics(r, *m, o);
+  if (const auto* x = sf.get("scaling")) read_scaling(r, *x, o);
   if (const auto* c = sf.get("capacity")) {
     auto cf = r.fields(*c, {{"window"}, {"minRequests"}});
-    if (const auto* x = cf.get("window")) {
-      auto d = r.duration(*x);
-      if (d && d->count() < 1) {
-        r.error(r.at(*x), x->path + ": at least 1s");
-      } else if (d) {
-        o.window = *d;
-      }
-    }
+    if (const auto* x = cf.get("window")) o.window = seconds_at_least_one(r, *x).value_or(o.window);
     if (const auto* x = cf.get("minRequests")) {
       if (auto v = r.integer(*x, 1, 1'000'000)) o.min_requests = static_cast<double>(*v);
     }

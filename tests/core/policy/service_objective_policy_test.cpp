@@ -32,6 +32,7 @@ spec:
     totalMetric: eval_total
   metrics: {ttft: my:ttft_seconds, requests: my:requests_total}
   capacity: {window: 2m, minRequests: 50}
+  scaling: {perReplicaRps: 12, headroom: 0.15, leadTime: 90s, interval: 20s}
 )");
   ASSERT_TRUE(r.ok()) << joined(r.errors);
   ASSERT_EQ(r.set.service_objectives.size(), 1u);
@@ -54,6 +55,53 @@ spec:
   EXPECT_EQ(o.tpot_metric, "vllm:inter_token_latency_seconds");  // the default
   EXPECT_EQ(o.window, std::chrono::seconds(120));
   EXPECT_DOUBLE_EQ(o.min_requests, 50);
+  ASSERT_TRUE(o.scaling.has_value());
+  EXPECT_DOUBLE_EQ(*o.scaling->per_replica_rps, 12);
+  EXPECT_DOUBLE_EQ(o.scaling->headroom, 0.15);
+  EXPECT_EQ(o.scaling->lead_time, std::chrono::seconds(90));
+  EXPECT_EQ(o.scaling->interval, std::chrono::seconds(20));
+}
+
+TEST(ServiceObjective, ScalingIsOffUnlessWrittenAndHasDefaults) {
+  auto r = load_text(R"(apiVersion: gpuaas.io/v1alpha1
+kind: ServiceObjective
+metadata: {name: a}
+---
+apiVersion: gpuaas.io/v1alpha1
+kind: ServiceObjective
+metadata: {name: b}
+spec: {scaling: {}}
+)");
+  ASSERT_TRUE(r.ok()) << joined(r.errors);
+  EXPECT_FALSE(r.set.service_objectives[0].scaling.has_value());
+  const auto& s = r.set.service_objectives[1].scaling;
+  ASSERT_TRUE(s.has_value());
+  EXPECT_FALSE(s->per_replica_rps.has_value());  // the measured knee then
+  EXPECT_DOUBLE_EQ(s->headroom, 0.2);
+  EXPECT_EQ(s->lead_time, std::chrono::seconds(60));
+  EXPECT_EQ(s->interval, std::chrono::seconds(30));
+}
+
+TEST(ServiceObjective, ScalingMistakesAreLocated) {
+  auto r = load_text(R"(apiVersion: gpuaas.io/v1alpha1
+kind: ServiceObjective
+metadata: {name: x}
+spec:
+  scaling:
+    perReplicaRps: -3
+    headroom: 0.95
+    interval: 0s
+    target: 4
+)");
+  ASSERT_FALSE(r.ok());
+  const std::string all = joined(r.errors);
+  EXPECT_NE(all.find(":6:"), std::string::npos) << all;
+  EXPECT_NE(all.find("-3 is not a positive rate"), std::string::npos) << all;
+  EXPECT_NE(all.find(":7:"), std::string::npos) << all;
+  EXPECT_NE(all.find("0.95 is not a share between 0 and 0.9"), std::string::npos) << all;
+  EXPECT_NE(all.find(":8:"), std::string::npos) << all;
+  EXPECT_NE(all.find("at least 1s"), std::string::npos) << all;
+  EXPECT_NE(all.find("target"), std::string::npos) << all;
 }
 
 TEST(ServiceObjective, DefaultsAreVllmsAndFinishReasons) {

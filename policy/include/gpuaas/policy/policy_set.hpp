@@ -362,6 +362,16 @@ struct ServiceObjective {
   // requests to count.
   std::chrono::seconds window{60};
   double min_requests = 20;
+  // Replicas from capacity (spec.scaling): present, gpuaas sets the bounds of KServe's
+  // autoscaler from the service's demand forecast and its sustainable rate per replica.
+  struct Scaling {
+    std::optional<double> per_replica_rps;  // a capacity report's figure; else the measured knee
+    double headroom = 0.2;                  // share of that rate kept free for bursts
+    std::chrono::seconds lead_time{60};     // how far ahead the forecast looks (a start-up)
+    std::chrono::seconds interval{30};      // how often the bounds are revisited (event time)
+    SourceRef at;
+  };
+  std::optional<Scaling> scaling;
   SourceRef at;
 };
 
