@@ -21,6 +21,7 @@ std::string num(double v) {
 
 Sizing size_replicas(const SizingInput& in) {
   Sizing s;
+  s.forecast_rps = in.forecast_rps;
   const int cap = in.max_by_quota < 0 ? -1 : std::max(0, in.max_by_quota);
   std::string why = "demand " + num(in.observed_rps) + " req/s, forecast " + num(in.forecast_rps);
   if (!(in.per_replica_rps > 0)) {

@@ -155,6 +155,7 @@ ApplyOutcome ClusterModel::apply(wire::ChangeType change, KubeObject&& obj, wire
   }
   if (!is_node && !is_pod && interpreter_ != nullptr) {
     if (auto view = interpreter_->interpret(obj)) {
+      note_label_kind(obj, *view);
       views_.insert_or_assign(key, std::move(*view));
     } else {
       views_.erase(key);
@@ -292,7 +293,27 @@ std::string ClusterModel::workload_of(const KubeObject& pod) const {
       return group.empty() ? own : group;
     }
   }
-  return owner_workload(pod);
+  std::string owner = owner_workload(pod);
+  if (!owner.empty() || label_kinds_.empty()) return owner;
+  // A replica of a kind that finds its pods by label (its owner chain runs through objects the
+  // model does not hold: a Knative Revision, a ReplicaSet).
+  for (const auto& [label, kind] : label_kinds_) {
+    auto it = pod.meta.labels.find(label);
+    if (it == pod.meta.labels.end()) continue;
+    ObjectMeta w;
+    w.api_version = kind.first;
+    w.kind = kind.second;
+    w.namespace_ = pod.meta.namespace_;
+    w.name = it->second;
+    std::string key = key_of(w);
+    if (views_.count(key)) return key;
+  }
+  return {};
+}
+
+void ClusterModel::note_label_kind(const KubeObject& obj, const WorkloadView& view) {
+  if (!view.pod_label.empty())
+    label_kinds_.try_emplace(view.pod_label, obj.meta.api_version, obj.meta.kind);
 }
 
 std::string ClusterModel::owner_workload(const KubeObject& pod) const {

@@ -34,7 +34,10 @@ void ClusterModel::load_state(base::ArchiveReader& r) {
     rebuild_groups();
     if (interpreter_ != nullptr) {
       for (auto& [key, view] : views_) {
-        if (const KubeObject* o = object(key)) interpreter_->describe(*o, view);
+        if (const KubeObject* o = object(key)) {
+          interpreter_->describe(*o, view);
+          note_label_kind(*o, view);
+        }
       }
     }
   }

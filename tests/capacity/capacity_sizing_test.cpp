@@ -23,11 +23,35 @@ TEST(DemandForecast, ARampIsForecastAhead) {
   // 0.05 req/s more each second (3 a minute), windows every 10 s for 20 minutes.
   DemandForecast f;
   for (int t = 0; t <= 1200; t += 10) f.observe(t, 5 + 0.05 * t);
-  EXPECT_NEAR(f.trend(), 0.05, 0.01);
+  EXPECT_NEAR(f.trend(), 0.05, 0.02);
   const double now = 5 + 0.05 * 1200;   // 65
-  EXPECT_GT(f.forecast(120), now + 4);  // two minutes ahead: about 71
-  EXPECT_NEAR(f.forecast(120), now + 6, 2.5);
+  EXPECT_GT(f.forecast(120), now + 2);  // two minutes ahead: 71 undamped, about 68 damped
+  EXPECT_LT(f.forecast(120), now + 6);
   EXPECT_GT(f.forecast(120), f.level());
+  // Undamped, the trend is carried whole.
+  DemandForecast linear({.trend_damping = 0});
+  for (int t = 0; t <= 1200; t += 10) linear.observe(t, 5 + 0.05 * t);
+  EXPECT_NEAR(linear.forecast(120), now + 6, 1.5);
+}
+
+TEST(DemandForecast, ARampThatEndedIsNotCarriedOnForLong) {
+  // 0 to 30 req/s in two minutes, then steady: damped, the forecast is back within 5% of the
+  // rate five minutes later; undamped (with the slower weights it once had) still 10% high.
+  DemandForecast damped,
+      linear({.level_half_life = 60, .trend_half_life = 300, .trend_damping = 0});
+  int t = 0;
+  for (double r : {0.0, 4.0, 12.0, 20.0, 30.0}) {
+    for (int i = 0; i < 3; ++i, t += 30) {
+      damped.observe(t, r);
+      linear.observe(t, r);
+    }
+  }
+  for (int end = t + 300; t <= end; t += 30) {
+    damped.observe(t, 30);
+    linear.observe(t, 30);
+  }
+  EXPECT_NEAR(damped.forecast(60), 30, 1.5);
+  EXPECT_GT(linear.forecast(60), 33);
 }
 
 TEST(DemandForecast, IrregularWindowsWeighByTime) {

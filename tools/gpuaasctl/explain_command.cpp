@@ -43,6 +43,20 @@ std::string number(const nlohmann::json& j, int digits) {
 
 // A service's measurement against its ServiceObjective: outcomes and its sustainable rate.
 void print_serving(const nlohmann::json& s) {
+  if (s.contains("scale")) {
+    const auto& x = at(s, {"scale"});
+    const auto& b = at(x, {"bounds"});
+    std::cout << "  Scale:           ";
+    if (b.is_null()) {
+      std::cout << str(at(x, {"state"})) << ": " << str(at(x, {"why"})) << "\n";
+    } else {
+      std::cout << "replicas " << str(at(b, {"min_replicas"})) << ".."
+                << str(at(b, {"max_replicas"})) << ", target " << number(at(b, {"target"}), 1)
+                << " req/s per replica, set " << str(at(b, {"at"})) << " (" << str(at(b, {"why"}))
+                << ")\n";
+    }
+  }
+  if (!s.contains("capacity")) return;
   const auto& c = at(s, {"capacity"});
   std::cout << "  Objective:       " << str(at(s, {"objective"})) << " ("
             << number(at(s, {"within_share"}), 3) << " of " << number(at(s, {"requests"}), 0)

@@ -1,7 +1,8 @@
 // The order of the decisions after every event: policy, the model's changes fed to the stages,
 // idle reclaim, admission's pass and its decisions, conflicts sent again (admission's, then the
-// others'), pods bound to their nodes, the notebook gate,
-// node scale-out, serving capacity (a measurement), cost. Each stage lives in its folder
+// others'), pods bound to their nodes, the notebook gate, serving capacity (a measurement) and
+// the serving scale it sizes, node scale-out (serving replicas still to come among its demand),
+// cost. Each stage lives in its folder
 // (admission/, reclaim/, scaleout/, cost/); what they decide leaves through the DecisionSink.
 #include "gpuaas/core/decision_pipeline.hpp"
 
@@ -21,6 +22,7 @@ DecisionPipeline::Stages::Stages(bus::Subjects subjects, std::string source,
       reclaim(registry, interpreter),
       scale_out(registry),
       capacity(registry),
+      serving_scale(registry, interpreter),
       cost(registry) {
   sink.set_retry(&retry);
   sink.set_binding(&binding);
@@ -88,14 +90,19 @@ void DecisionPipeline::after_event(ClusterModel& model, std::string_view event_i
       s.admission.emit(model, {std::move(*d)}, s.sink, hooks);
   }
   s.reclaim.gate(model, s.admission, s.sink);
-  if (s.scale_out.due(model.now())) {
-    auto out = s.scale_out.pass(model, s.admission.engine(), s.reclaim.waking(), s.sink);
-    for (const auto& node : out.cordoned) s.upsert_node(model, node);  // at once
-    if (!out.evictions.empty()) s.admission.emit(model, std::move(out.evictions), s.sink, hooks);
-  }
   // Pods whose samples changed: serving replicas' scrapes (capacity), GPUs busy (cost).
   const auto touched = model.take_touched_pods();
   const auto served = s.capacity.after_event(touched, model, s.admission.engine());
+  if (s.serving_scale.watching()) {
+    s.serving_scale.served(served);
+    s.serving_scale.pass(model, s.capacity, s.admission.engine(), s.reclaim, s.sink);
+  }
+  if (s.scale_out.due(model.now())) {
+    auto out = s.scale_out.pass(model, s.admission.engine(), s.reclaim.waking(),
+                                s.serving_scale.node_demand(), s.sink);
+    for (const auto& node : out.cordoned) s.upsert_node(model, node);  // at once
+    if (!out.evictions.empty()) s.admission.emit(model, std::move(out.evictions), s.sink, hooks);
+  }
   s.cost.after_event(changes, model, s.admission.engine(), s.scale_out.coming_gpus(),
                      s.reclaim.watching(), !s.sink.empty(), touched, served);
 }

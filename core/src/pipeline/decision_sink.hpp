@@ -58,8 +58,7 @@ class DecisionSink {
 
  private:
   bool publish_one(const KubeObject& obj, const std::string& workload, WorkloadAction action,
-                   const v1::ActionRequest& req, const std::string& rule,
-                   const std::string& hint);
+                   const v1::ActionRequest& req, const std::string& rule, const std::string& hint);
   std::string next_id();
   void stamp(v1::Action& a);
 

@@ -55,6 +55,7 @@ void DecisionPipeline::Stages::upsert_object(const ClusterModel& model, const st
   const WorkloadView* view = model.view_of(key);
   if (!view) return;
   binding.workload_changed(key);
+  serving_scale.object_changed(key, obj);
   if (view->lifecycle && view->lifecycle->state() == v1::WorkloadLifecycle::SUCCEEDED)
     cost.succeeded(key, obj, admission.engine().cluster_queue_of(key));
   reclaim.object_changed(model, key, obj, admission, sink, pending);
@@ -71,6 +72,7 @@ void DecisionPipeline::Stages::remove_object(const ClusterModel& model, const st
   }
   cost.forget(key);
   reclaim.forget(key);
+  serving_scale.forget(key);
   binding.forget(key);
   admission.forget(key, to_time(model.now()));
 }

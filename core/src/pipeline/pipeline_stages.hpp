@@ -16,6 +16,7 @@
 #include "pipeline/decision_sink.hpp"
 #include "reclaim/reclaim_stage.hpp"
 #include "scaleout/scale_out_stage.hpp"
+#include "serving_scale/serving_scale_stage.hpp"
 
 namespace gpuaas::telemetry {
 class Counter;
@@ -57,6 +58,7 @@ struct DecisionPipeline::Stages {
   ReclaimStage reclaim;
   ScaleOutStage scale_out;
   CapacityStage capacity;
+  ServingScaleStage serving_scale;
   CostStage cost;
   std::string policy_text;  // the PolicySet object in force
   // Decisions taken while feeding the changes (a wake), sent before the pass's own.

@@ -51,6 +51,7 @@ void DecisionPipeline::Stages::set_policy(const policy::PolicySet& set) {
   binding.set_policy(set);
   scale_out.set_policy(set);
   capacity.set_policy(set);
+  serving_scale.set_policy(set);
   cost.set_policy(set);
 }
 

@@ -320,11 +320,14 @@ void PoolScaler::scale_out(Pool& pool, const PlanInput& in, const Plan& plan, wi
 
 PoolScaler::Output PoolScaler::pass(const core::ClusterModel& model,
                                     admission::Scheduler& scheduler,
-                                    const std::set<std::string>& waking, wire::EventTime now) {
+                                    const std::set<std::string>& waking, wire::EventTime now,
+                                    std::vector<admission::NodeDemand> serving) {
   if (const auto& hook = pass_hook()) hook(*this, scheduler.policy());
   Output out;
   next_scan_ = now + kScanInterval;
   auto demand = scheduler.node_demand();
+  demand.insert(demand.end(), std::make_move_iterator(serving.begin()),
+                std::make_move_iterator(serving.end()));
   // One walk over the pods for every pool's scale-in.
   PodsByNode pods_by_node;
   for (const auto& [key, pod] : model.pods()) {

@@ -63,9 +63,11 @@ class PoolScaler {
   bool empty() const { return pools_.empty(); }
   // Looks at the pools when a scan interval of event time has passed since the last look.
   bool due(wire::EventTime now) const { return !pools_.empty() && now >= next_scan_; }
-  // `waking`: workloads idle reclaim is waking (their GPUs are wanted back at once).
+  // `waking`: workloads idle reclaim is waking (their GPUs are wanted back at once); `serving`:
+  // replicas serving forecasts need beyond those running, pending after the queues' own work.
   Output pass(const core::ClusterModel& model, admission::Scheduler& scheduler,
-              const std::set<std::string>& waking, wire::EventTime now);
+              const std::set<std::string>& waking, wire::EventTime now,
+              std::vector<admission::NodeDemand> serving = {});
   // Being drained or removed: admission places nothing there.
   bool cordoned(const std::string& node) const { return cordoned_.count(node) > 0; }
   // GPUs of the nodes asked for that have not registered yet, per flavor: the cloud bills them

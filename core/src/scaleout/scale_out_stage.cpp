@@ -6,8 +6,9 @@ namespace gpuaas::core {
 
 ScaleOutStage::Outcome ScaleOutStage::pass(const ClusterModel& model, admission::Scheduler& engine,
                                            const std::set<std::string>& waking,
+                                           std::vector<admission::NodeDemand> serving,
                                            DecisionSink& sink) {
-  auto out = scaler_.pass(model, engine, waking, model.now());
+  auto out = scaler_.pass(model, engine, waking, model.now(), std::move(serving));
   Outcome o;
   for (auto& a : out.actions) {
     if (a.target().kind() == "Node") o.cordoned.push_back(a.target().name());

@@ -27,9 +27,11 @@ class ScaleOutStage {
 
   void set_policy(const policy::PolicySet& set) { scaler_.set_policy(set); }
   bool due(wire::EventTime now) const { return scaler_.due(now); }
-  // `waking`: workloads idle reclaim wakes (their GPUs are wanted back at once).
+  // `waking`: workloads idle reclaim wakes (their GPUs are wanted back at once); `serving`:
+  // replicas serving forecasts need beyond those running (pending demand outside the queues).
   Outcome pass(const ClusterModel& model, admission::Scheduler& engine,
-               const std::set<std::string>& waking, DecisionSink& sink);
+               const std::set<std::string>& waking, std::vector<admission::NodeDemand> serving,
+               DecisionSink& sink);
   bool cordoned(const std::string& node) const { return scaler_.cordoned(node); }
   std::map<std::string, int64_t> coming_gpus() const { return scaler_.coming_gpus(); }
   const scaleout::PoolScaler& scaler() const { return scaler_; }

@@ -184,7 +184,13 @@ std::string DecisionPipeline::explain_json(std::string_view request,
   auto x = s.admission.engine().explain(
       key, std::chrono::time_point_cast<std::chrono::milliseconds>(model.now()));
   const json reclaim = reclaim_json(book, key);
-  const json serving = json::parse(s.capacity.explain_json(key, model.now()), nullptr, false);
+  json serving = json::parse(s.capacity.explain_json(key, model.now()), nullptr, false);
+  // The bounds serving scale set on its autoscaler, and why.
+  if (const json scale = json::parse(s.serving_scale.explain_json(key), nullptr, false);
+      scale.is_object()) {
+    if (!serving.is_object()) serving = json::object();
+    serving["scale"] = scale;
+  }
   if (!x.known && reclaim.is_null()) explain_unqueued(model, key, x);
   if (!x.known && reclaim.is_null() && !serving.is_object())
     return json{{"error", "no queued workload " + key}}.dump();

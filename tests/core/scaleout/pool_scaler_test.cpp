@@ -85,5 +85,34 @@ TEST_F(PoolScalerTest, MinNodesIsTheFloor) {
   EXPECT_EQ(run_for(seconds(600)).size(), 1u);
 }
 
+// Replicas a serving forecast needs beyond those running (the serving scale stage's node demand)
+// count as pending work: the pool grows for them, as for the queues' own.
+TEST_F(PoolScalerTest, ServingReplicasStillToComeAreDemand) {
+  node("a");
+  admission::NodeDemand chat;
+  chat.workload = "serving.kserve.io/InferenceService/llm/chat";
+  chat.flavor = "h100";
+  chat.flavors = {"h100"};
+  chat.pending = true;
+  chat.position = INT64_MAX;
+  chat.pods = {{1, 1000}};  // one replica of one GPU a demand, as the stage gives them
+  const std::vector<admission::NodeDemand> twelve(12, chat);  // 4 more than node a has free
+  auto nodes_asked = [](const PoolScaler::Output& out) {
+    int64_t replicas = -1;
+    for (const auto& a : out.actions)
+      if (a.target().kind() == "NodePool")
+        replicas = json::parse(a.body_json()).value("replicas", int64_t{-1});
+    return replicas;
+  };
+  model_.advance(now_);
+  EXPECT_EQ(nodes_asked(scaler_.pass(model_, *scheduler_, {}, now_, twelve)), -1);  // learns
+  now_ += PoolScaler::kScanInterval;
+  model_.advance(now_);
+  EXPECT_EQ(nodes_asked(scaler_.pass(model_, *scheduler_, {}, now_)), -1);  // nothing waits
+  now_ += PoolScaler::kScanInterval;
+  model_.advance(now_);
+  EXPECT_EQ(nodes_asked(scaler_.pass(model_, *scheduler_, {}, now_, twelve)), 2);
+}
+
 }  // namespace
 }  // namespace gpuaas::core::scaleout

@@ -19,6 +19,7 @@ struct SizingInput {
 };
 
 struct Sizing {
+  double forecast_rps = 0;  // the input's, for the record
   double scale_target = 0;  // requests per second per replica: KServe's scaleTarget (rps)
   int needed = 0;           // replicas the forecast needs at that target
   int min_replicas = 0;     // 0 when idle, else the forecast's need (within the cap)

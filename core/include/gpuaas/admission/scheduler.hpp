@@ -153,6 +153,17 @@ struct NodeDemand {
   std::vector<std::pair<std::string, int64_t>> nodes;  // admitted: GPU milli placed per node
 };
 
+// Room for a serving workload's replicas within its ClusterQueue's quota (serving_room.cpp):
+// what a replica (one pod of the pod set that scales) takes, how many its admission reserved and
+// how many the quota would allow now.
+struct ServingRoom {
+  std::string flavor;        // where its pods were admitted (placement's flavor)
+  int64_t gpu_milli = 0;     // per replica
+  int64_t reserved = 0;      // replicas its admission holds quota for
+  int64_t max_replicas = 0;  // reserved + what its ClusterQueue may still take; -1: no limit
+  std::string limited_by;    // "nvidia.com/gpu of flavor a100 in ClusterQueue serving"
+};
+
 class Scheduler {
  public:
   explicit Scheduler(std::shared_ptr<const policy::PolicySet> policy);
@@ -229,6 +240,12 @@ class Scheduler {
   // pods really hold. False when the placement has no such pod.
   bool move_pod(const std::string& key, int pod_set, const std::string& from, const std::string& to,
                 Time now);
+  // Replicas of pod set `pod_set` (by name; "" the first) of an admitted workload that its
+  // ClusterQueue's quota allows now: its reservation plus what the queue may still take (Kueue's
+  // available(), borrowing within limits; with fair sharing only its unused nominal quota, since
+  // replicas above the reservation are not in the ledger and could not be preempted back).
+  // nullopt when it is not admitted (or parked).
+  std::optional<ServingRoom> serving_room(const std::string& key, const std::string& pod_set) const;
   // Keys of the workloads whose status (reason or admission) changed since the last call.
   std::vector<std::string> take_status_changes();
 

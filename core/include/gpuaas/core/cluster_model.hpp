@@ -136,6 +136,10 @@ class ClusterModel {
   std::unordered_map<std::string, KubeObject> pods_;     // by key
   std::map<std::string, KubeObject> workloads_;          // by key
   std::unordered_map<std::string, WorkloadView> views_;  // by key, for workloads a plugin handles
+  // Kinds whose pods carry their workload's name in a label rather than an owner chain (KServe's
+  // serving.kserve.io/inferenceservice): label -> (apiVersion, kind), from the views seen.
+  std::map<std::string, std::pair<std::string, std::string>> label_kinds_;
+  void note_label_kind(const KubeObject& obj, const WorkloadView& view);
   WorkloadInterpreter* interpreter_ = nullptr;
   std::unordered_map<std::string, std::string> member_group_;  // member key -> group key
   std::map<std::string, std::vector<std::string>> groups_;     // group key -> members, sorted
