@@ -28,63 +28,13 @@ const std::string kIdle =
     "spec:\n  selector: {kinds: [InferenceService]}\n  idle: {window: 5m}\n  gracePeriod: 0s\n"
     "  stabilizationWindow: 0s\n  cooldown: 0s\n  keepQuotaFor: 1h\n  lendIdleQuota: false\n";
 
-// An InferenceService of team-a with one GPU per replica, held (KServe's stop annotation) until
-// admitted, as a webhook would create it.
-json inference_service(const std::string& name) {
-  const json limits = {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "1"}};
-  return {
-      {"apiVersion", "serving.kserve.io/v1beta1"},
-      {"kind", "InferenceService"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "team-a"},
-        {"uid", "uid-" + name},
-        {"resourceVersion", "1"},
-        {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
-        {"annotations",
-         {{"serving.kserve.io/stop", "true"}, {"serving.kserve.io/deploymentMode", "Knative"}}}}},
-      {"spec",
-       {{"predictor",
-         {{"minReplicas", 1},
-          {"maxReplicas", 1},
-          {"model",
-           {{"modelFormat", {{"name", "huggingface"}}},
-            {"storageUri", "hf://example/chat"},
-            {"resources", {{"limits", limits}, {"requests", limits}}}}}}}}}};
-}
-
-// A replica as Knative runs it: owned by a ReplicaSet the model does not hold, found by KServe's
-// label.
-json replica(const std::string& isvc, int i) {
-  const std::string name = isvc + "-predictor-00001-deployment-7d9f-" + std::to_string(i);
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "team-a"},
-            {"uid", "uid-" + name},
-            {"labels", {{"serving.kserve.io/inferenceservice", isvc}}},
-            {"ownerReferences",
-             {{{"apiVersion", "apps/v1"},
-               {"kind", "ReplicaSet"},
-               {"name", isvc + "-predictor-00001-deployment-7d9f"},
-               {"uid", "uid-rs"},
-               {"controller", true}}}}}},
-          {"spec",
-           {{"nodeName", "gpu-0"},
-            {"containers",
-             {{{"name", "kserve-container"},
-               {"resources", {{"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}},
-          {"status", {{"phase", "Running"}}}};
-}
-
 class Service {
  public:
   Service(Harness& h, std::string name) : h_(h), name_(std::move(name)) {}
 
   // Submitted, admitted, and started with one replica.
   void start() {
-    object_ = inference_service(name_);
+    object_ = test::inference_service(name_);
     h_.publish(sim::Change::kAdded, object_);
     ASSERT_TRUE(h_.admitted("team-a", name_)) << h_.explain("team-a/" + name_).dump(2);
     follow_patch();
@@ -100,8 +50,8 @@ class Service {
   }
   // Knative's autoscaler runs `n` replicas.
   void replicas(int n) {
-    while (running_ < n) h_.publish(sim::Change::kAdded, replica(name_, running_++));
-    while (running_ > n) h_.publish(sim::Change::kDeleted, replica(name_, --running_));
+    while (running_ < n) h_.publish(sim::Change::kAdded, test::isvc_replica(name_, running_++));
+    while (running_ > n) h_.publish(sim::Change::kDeleted, test::isvc_replica(name_, --running_));
   }
   // `seconds` of traffic at `rps`, shared by the replicas, scraped every 30 s; with `util`,
   // dcgm-exporter's utilisation of each replica's GPU too.
@@ -110,7 +60,7 @@ class Service {
       h_.now += 30s;
       for (int i = 0; i < running_; ++i) {
         per_replica_[i] += rps * 30 / running_;
-        const std::string pod = replica(name_, i)["metadata"]["name"];
+        const std::string pod = test::isvc_replica(name_, i)["metadata"]["name"];
         h_.samples("team-a",
                    {{{{"namespace", "team-a"}, {"pod", pod}, {"finished_reason", "stop"}},
                      per_replica_[i]}},
