@@ -32,8 +32,8 @@ class InferenceServiceModel final : public KindModel {
   std::string_view api_version() const override { return "serving.kserve.io/v1beta1"; }
   bool finishes() const override { return false; }
 
-  // A predictor of `pods` replicas, min = max: a fixed-size service, so the pods it runs are
-  // the pods the plugin's demand counts (which reads minReplicas and ignores maxReplicas).
+  // A predictor of minReplicas `pods`; maxReplicas `pods` (a fixed size, the pods the plugin's
+  // demand counts) unless the spec says otherwise, and KServe's autoscaling fields if given.
   json make_object(const WorkloadSpec& spec) const override {
     require_pods(spec, 1);
     json o = object_head(spec, api_version(), kind());
@@ -45,8 +45,12 @@ class InferenceServiceModel final : public KindModel {
     model.erase("image");  // and takes the image from the ServingRuntime
     model["modelFormat"] = {{"name", "huggingface"}};
     model["storageUri"] = "hf://example/model";
-    o["spec"] = {
-        {"predictor", {{"minReplicas", spec.pods}, {"maxReplicas", spec.pods}, {"model", model}}}};
+    json predictor = {{"minReplicas", spec.pods}, {"model", model}};
+    const int32_t max = spec.max_replicas < 0 ? spec.pods : spec.max_replicas;
+    if (max > 0) predictor["maxReplicas"] = max;
+    if (!spec.scale_metric.empty()) predictor["scaleMetric"] = spec.scale_metric;
+    if (spec.scale_target > 0) predictor["scaleTarget"] = spec.scale_target;
+    o["spec"] = {{"predictor", std::move(predictor)}};
     return o;
   }
 

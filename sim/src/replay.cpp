@@ -140,6 +140,7 @@ Result<Scenario> azure_llm_scenario(const std::string& csv, int services, double
     w.queue = "serving";
     w.kind = "InferenceService";
     w.pods = 1;
+    w.max_replicas = 0;  // KServe's autoscaler scales it as far as the cluster fits
     w.duration = s.duration;
     w.lifetime = s.duration;
     w.arrivals_ms = std::make_shared<const std::vector<int64_t>>(

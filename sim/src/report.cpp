@@ -1,5 +1,6 @@
 #include "gpuaas/sim/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -96,7 +97,8 @@ json report_object(const RunResult& r) {
                      {"outcomes", round_to(v.outcomes(), 0.01)},
                      {"allocated_gpu_hours", round_to(v.allocated_gpu_seconds / 3600, 0.001)},
                      {"cost", round_to(v.cost, 0.0001)},
-                     {"cost_per_outcome", v.outcomes() > 0 ? json(v.cost / v.outcomes()) : json()}};
+                     {"cost_per_outcome", v.outcomes() > 0 ? json(v.cost / v.outcomes()) : json()},
+                     {"max_replicas", v.max_replicas}};
     if (!v.ttft.samples.empty()) services[key]["ttft_seconds"] = waits(v.ttft);
   }
   const auto cpo = r.cost_per_outcome();
@@ -306,6 +308,11 @@ std::string report_table(const std::vector<RunResult>& runs) {
     return r.ttft.samples.empty()
                ? std::string("-")
                : fixed(r.ttft.percentile(50), 2) + "s / " + fixed(r.ttft.percentile(95), 2) + "s";
+  });
+  row("most replicas of a service", "-", [](const RunResult& r) {
+    int64_t most = 0;
+    for (const auto& [key, v] : r.services) most = std::max(most, v.max_replicas);
+    return most == 0 ? std::string("-") : std::to_string(most);
   });
   row("gpuaasd actions / events", "-", [](const RunResult& r) {
     return std::to_string(r.actions) + " / " + std::to_string(r.events);

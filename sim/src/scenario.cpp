@@ -235,12 +235,13 @@ void poisson_arrivals(WorkloadTemplate& w) {
 }
 
 void read_workload(Reader& r, const YAML::Node& n, const std::string& path, WorkloadTemplate& w) {
-  if (!r.check_fields(n, path, {"name",          "namespace",   "queue",       "kind",
-                                "pods",          "gpusPerPod",  "cpuPerPod",   "memoryPerPod",
-                                "submitAt",      "duration",    "lifetime",    "deadline",
-                                "priorityClass", "count",       "every",       "hideDuration",
-                                "startupDelay",  "utilization", "requestRate", "latencyObjective",
-                                "quality",       "serving"}))
+  if (!r.check_fields(
+          n, path,
+          {"name",         "namespace",    "queue",         "kind",        "pods",
+           "gpusPerPod",   "cpuPerPod",    "memoryPerPod",  "submitAt",    "duration",
+           "lifetime",     "deadline",     "priorityClass", "count",       "every",
+           "hideDuration", "startupDelay", "utilization",   "requestRate", "latencyObjective",
+           "quality",      "serving",      "maxReplicas",   "scaleMetric", "scaleTarget"}))
     return;
   w.at = r.where(n.Mark());
   bool has_duration = false;
@@ -297,6 +298,16 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
       w.quality = r.number(v, fp, 0, 1).value_or(w.quality);
     } else if (k == "serving") {
       w.serving = read_serving(r, v, fp);
+    } else if (k == "maxReplicas") {
+      w.max_replicas = static_cast<int32_t>(r.integer(v, fp, 0, 10000).value_or(-1));
+    } else if (k == "scaleMetric") {
+      if (auto m = r.text(v, fp)) {
+        w.scale_metric = *m;
+        if (*m != "concurrency" && *m != "rps")
+          r.error(v, fp, "concurrency or rps (the metrics Knative's autoscaler scales on)");
+      }
+    } else if (k == "scaleTarget") {
+      w.scale_target = static_cast<int32_t>(r.integer(v, fp, 1, 1'000'000).value_or(0));
     }
   }
   for (const auto& [field, value] : {std::pair<const char*, const std::string*>{"name", &w.name},
@@ -315,6 +326,11 @@ void read_workload(Reader& r, const YAML::Node& n, const std::string& path, Work
     r.error(n[("lifetime")], path + ".lifetime", "must be at least the duration");
   if (w.serving && w.kind != "InferenceService")
     r.error(n["serving"], path + ".serving", "only an InferenceService serves requests");
+  for (const char* f : {"maxReplicas", "scaleMetric", "scaleTarget"})
+    if (n[f] && w.kind != "InferenceService")
+      r.error(n[f], path + "." + f, "only an InferenceService has an autoscaler here");
+  if (w.max_replicas > 0 && w.max_replicas < w.pods)
+    r.error(n["maxReplicas"], path + ".maxReplicas", "below pods (minReplicas)");
   if (w.serving && w.request_rate > 0) poisson_arrivals(w);
 }
 

@@ -1,6 +1,7 @@
 // The run loop: the agenda in time order; after each instant the events go to gpuaasd, its
 // actions come back and are applied, until the instant is quiet. Nodes, node pools and the
 // cluster-autoscaler of the kueue-like baseline live here; workloads in simulation_workloads.cpp.
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -122,6 +123,10 @@ Status Simulation::setup() {
     for (Time t = scenario_.start; t < end_; t += kAutoscalerScan)
       agenda_.at(t, [this] { autoscale(); });
   }
+  if (std::any_of(serving_.begin(), serving_.end(),
+                  [this](std::size_t i) { return autoscaled(workloads_[i]); })) {
+    for (Time t = scenario_.start; t < end_; t += kpa::kTick) agenda_.at(t, [this] { kpa_tick(); });
+  }
   return Status::ok();
 }
 
@@ -130,6 +135,7 @@ Result<RunResult> Simulation::run() {
   if (auto s = setup(); !s) return s;
   if (auto s = settle(); !s) return s;
   refresh_quota_held();
+  quota_read_at_ = driver_->events_published();
   double reported = -1;
   while (!agenda_.items.empty() && agenda_.items.top().at <= end_) {
     const Time t = agenda_.items.top().at;
@@ -140,7 +146,11 @@ Result<RunResult> Simulation::run() {
       f();
     }
     if (auto s = settle(); !s) return s;
-    refresh_quota_held();
+    // gpuaasd's answers change only with the events it was sent.
+    if (driver_->events_published() != quota_read_at_) {
+      refresh_quota_held();
+      quota_read_at_ = driver_->events_published();
+    }
     const double done = std::chrono::duration<double>(t - scenario_.start).count() /
                         std::chrono::duration<double>(scenario_.duration).count();
     if (options_.progress && done - reported >= 0.01) {
@@ -431,17 +441,24 @@ void Simulation::publish_metrics() {
     }
   }
   // Knative's queue-proxy counter on each serving pod: the requests it took since it started
-  // (the service's requests shared evenly by its pods).
+  // (with the latency model, those its slots took; without, the service's requests shared evenly
+  // by its pods), and with the latency model vLLM's own series of the replica.
+  for (std::size_t i : serving_) run_requests(i, now_ms());
   for (const auto& [id, p] : cluster_.pods()) {
-    const SimWorkload& w = workloads_[p.workload];
+    SimWorkload& w = workloads_[p.workload];
     if (!p.running || !serves_requests(w) || w.pods.empty()) continue;
+    auto vllm = w.vllm.find(id);
     auto* s = by_ns[p.namespace_].add_samples();
     s->set_name("revision_request_count");
-    s->set_value(static_cast<double>(requests_between(w, p.running_since, now_)) /
-                 static_cast<double>(w.pods.size()));
+    s->set_value(vllm != w.vllm.end()
+                     ? static_cast<double>(vllm->second.taken())
+                     : static_cast<double>(requests_between(w, p.running_since, now_)) /
+                           static_cast<double>(w.pods.size()));
     add_metric_labels(*s, {{"namespace", p.namespace_},
                            {"pod", p.name},
                            {"configuration_name", w.instance.name + "-predictor"}});
+    if (vllm != w.vllm.end())
+      vllm->second.add_samples(by_ns[p.namespace_], now_ms(), p.namespace_, p.name);
   }
   // The ingress's counter of services gpuaas scaled to zero, until they woke (no pod reports it).
   for (std::size_t i : activated_)

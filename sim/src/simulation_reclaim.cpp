@@ -2,8 +2,11 @@
 // (rule reclaim/idle) and later its SCALE_BACK (reclaim/wake); the operator stops and restarts
 // the pods, and the simulator keeps the same accounts as for the knative baseline (at zero, cold
 // starts, wakes, wake latency). A scaled object is told from a suspended one by gpuaas's record
-// of what it changed (scaled_to_zero in kind_model.hpp). While a service is at zero its ingress
-// reports each request at once, as Knative's activator would, so gpuaasd can wake it.
+// of what it changed (scaled_to_zero in kind_model.hpp). An InferenceService in Knative mode is
+// only given minReplicas 0: Knative removes its last pod once its stable window has seen no
+// traffic for the grace period (simulation_autoscale.cpp), and that zero is gpuaas's. While a
+// service is at zero its ingress reports each request at once, as Knative's activator would, so
+// gpuaasd can wake it.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +22,7 @@ bool Simulation::follow_reclaim(std::size_t i) {
   const bool running = w.state == WorkloadState::kBusy || w.state == WorkloadState::kIdle ||
                        w.state == WorkloadState::kStarting;
   if (scaled && running && !w.pods.empty()) {
+    if (autoscaled(w) && w.kind->admitted(w.object)) return true;  // Knative's to remove
     enter_zero(i, true);
     return true;
   }
@@ -57,7 +61,8 @@ void Simulation::scaled_back(std::size_t i) {
   w.reclaimed = false;
   begin_wake(i, from);
   w.state = WorkloadState::kStarting;
-  if (create_pods(i, w.kind->pods(w.object)) == 0) {
+  if (autoscaled(w)) set_replicas(i, bounded_replicas(w, 1));
+  if (create_pods(i, wanted_pods(i)) == 0) {
     for (uint64_t id : w.pods) {
       const SimPod* p = cluster_.pod(id);
       if (p == nullptr || !p->running) return;

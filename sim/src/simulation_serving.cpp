@@ -1,48 +1,16 @@
-// Knative's autoscaler, as the knative baseline plays it for services that take requests: with
-// no request for the stable window (60 s, Knative's default) the revision goes to zero after the
-// scale-to-zero grace period (30 s); the next request wakes it (its pods start again, the
-// requests meanwhile wait: cold starts). The workload stays admitted at zero, so its quota is
-// held (Kueue would not know it scaled). gpuaas's own reclaim comes through gpuaasd's actions
-// (simulation_reclaim.cpp) and shares the accounting of a workload at zero kept here.
+// A workload at zero: a service Knative's autoscaler took to zero (minReplicas 0 and no traffic
+// for its stable window and grace: simulation_autoscale.cpp), woken by its next request (its pods
+// start again; the requests meanwhile wait: cold starts), or a workload gpuaas's reclaim scaled
+// to zero (simulation_reclaim.cpp), which shares these accounts. Knative's zero keeps the
+// workload admitted, so its quota is held (Kueue would not know it scaled).
 #include <algorithm>
 
 #include "simulation_state.hpp"
 
 namespace gpuaas::sim {
 
-namespace {
-constexpr Millis kStableWindow{std::chrono::seconds(60)};
-constexpr Millis kScaleToZeroGrace{std::chrono::seconds(30)};
-constexpr Millis kQuiet = kStableWindow + kScaleToZeroGrace;
-}  // namespace
-
-void Simulation::serving_started(std::size_t i) {
-  SimWorkload& w = workloads_[i];
-  if (options_.policy != Baseline::kKnative || !serves_requests(w)) return;
-  const uint64_t token = w.epoch;
-  agenda_.at(now_ + kQuiet, [this, i, token] { zero_check(i, token); });
-}
-
-void Simulation::zero_check(std::size_t i, uint64_t token) {
-  SimWorkload& w = workloads_[i];
-  if (w.epoch != token || w.state != WorkloadState::kBusy || w.waking) return;
-  if (requests_between(w, now_ - kQuiet, now_) == 0) {
-    enter_zero(i, false);
-    return;
-  }
-  // Check again once the latest request is kQuiet old.
-  Time next = now_ + kQuiet;
-  if (const auto& a = w.spec->arrivals_ms) {
-    const int64_t at = (now_ - scenario_.start).count();
-    auto it = std::upper_bound(a->begin(), a->end(), at);
-    if (it != a->begin()) next = scenario_.start + Millis(*std::prev(it)) + kQuiet;
-    if (next <= now_) next = now_ + Millis(1);
-  }
-  agenda_.at(next, [this, i, token] { zero_check(i, token); });
-}
-
-// The knative baseline stops every pod; gpuaas's patch leaves what the object still asks for
-// (a RayCluster's head) running.
+// Knative stops every pod; gpuaas's patch leaves what the object still asks for (a RayCluster's
+// head) running.
 void Simulation::enter_zero(std::size_t i, bool by_gpuaas) {
   SimWorkload& w = workloads_[i];
   if (w.waking && w.at_zero_since) {  // sent back before it woke: its waiting requests were cold
@@ -50,12 +18,14 @@ void Simulation::enter_zero(std::size_t i, bool by_gpuaas) {
     w.waking = false;
   }
   const uint64_t epoch = w.epoch;
+  if (autoscaled(w)) set_replicas(i, 0);
   const int64_t milli = stop_pods(i, by_gpuaas ? w.kind->pods(w.object) : std::vector<PodShape>{});
   // Not a stop of the workload: its deletion and its busy time stay where they were.
   w.epoch = epoch;
   w.state = WorkloadState::kAtZero;
   w.at_zero_since = now_;
-  if (!w.unserved_since) w.unserved_since = now_;  // sent back while waking: waiting since then
+  // Sent back while waking: waiting since then (the latency model's queue keeps them itself).
+  if (!latency_model(w) && !w.unserved_since) w.unserved_since = now_;
   w.reclaimed = by_gpuaas;
   w.zero_gpu_milli = milli;
   w.zero_counted = true;
@@ -92,7 +62,7 @@ void Simulation::hold_quota(SimWorkload& w, bool held) {
   w.quota_held = held;
 }
 
-// The next request to a service at zero: under knative it wakes the service; under gpuaas the
+// The next request to a service at zero: at Knative's zero it wakes the service; at gpuaas's the
 // activator reports it at once and gpuaasd decides (its SCALE_BACK wakes it), and each further
 // request is reported while it stays at zero or wakes (no pod takes them yet).
 void Simulation::next_request_at_zero(std::size_t i) {

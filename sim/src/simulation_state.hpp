@@ -21,7 +21,9 @@
 #include "gpuaas/sim/kind_model.hpp"
 #include "gpuaas/sim/run_result.hpp"
 #include "gpuaas/sim/simulation.hpp"
+#include "kpa.hpp"
 #include "serving_queue.hpp"
+#include "vllm_metrics.hpp"
 
 namespace gpuaas::sim {
 
@@ -57,10 +59,23 @@ struct SimWorkload {
   std::map<std::string, std::map<std::string, int64_t>> hint;  // pod set -> node -> pods left
   bool outcome = false;
   int64_t gpu_milli_bound = 0;  // GPUs its bound pods hold
-  // InferenceService requests: when the service last stopped serving (to count the wait).
+  // Requests without the latency model: when the service last stopped serving (to count the
+  // wait), and since when it serves.
   std::optional<Time> unserved_since;
   std::optional<Time> serving_since;
-  ServingQueue queue;                 // the latency model's slots (spec->serving)
+  // The latency model (simulation_requests.cpp): its requests' queue and ready replicas' slots,
+  // the next arrival to queue, the requests started whose answer is still coming or ended within
+  // the stable window (arrival, end; ms since the start), each ready replica's vLLM series by pod.
+  ServingQueue queue;
+  std::size_t next_arrival = 0;
+  std::vector<std::pair<double, double>> recent;
+  std::map<uint64_t, VllmMetrics> vllm;
+  double busy_until_ms = -1;  // its last request answered (or, without the model, served)
+  // KServe's autoscaler (simulation_autoscale.cpp): the predictor replicas Knative asks for, its
+  // decider, and since when it has wanted none (the scale-to-zero grace).
+  int32_t replicas = 0;
+  Kpa kpa;
+  std::optional<Time> zero_wanted_since;
   std::optional<Time> at_zero_since;  // scaled to zero; until its pods run again
   bool waking = false;
   // At zero: by gpuaas's SCALE_TO_ZERO (else by the knative baseline), the GPUs its pods held,
@@ -132,14 +147,32 @@ class Simulation {
   int64_t create_pods(std::size_t w, const std::vector<PodShape>& want);
   void publish_workload(std::size_t w, Change c);
   void publish_pod(uint64_t pod, Change c);
-  // Requests that waited since unserved_since: served from `now` (serving_now), or never.
+  // simulation_requests.cpp: requests, and the latency model's queue.
+  // Without the latency model: requests that waited since unserved_since, served from `now`
+  // (serving_now) or never, and those served since serving_since.
   void count_requests(std::size_t w, Time now, bool serving_now);
   void count_served(std::size_t w, Time now);
-  void serve_requests(SimWorkload& w, Time from, Time to);
-  // simulation_serving.cpp: Knative's scale to zero and wake, for the knative baseline, and the
-  // accounting of a workload at zero that gpuaas's reclaim shares.
-  void serving_started(std::size_t w);
-  void zero_check(std::size_t w, uint64_t token);
+  static bool latency_model(const SimWorkload& w);
+  double now_ms() const;
+  void run_requests(std::size_t w, double until_ms);
+  void started(std::size_t w, const ServingQueue::Started& s);
+  void open_replica(std::size_t w, uint64_t pod);
+  void close_replica(std::size_t w, uint64_t pod);
+  void drop_waiting(std::size_t w);
+  void finish_requests(std::size_t w);
+  double concurrency(const SimWorkload& w, Millis window) const;
+  double arrival_rate(const SimWorkload& w, Millis window) const;
+  bool active_within(const SimWorkload& w, Millis window) const;
+  // simulation_autoscale.cpp: KServe's autoscaler (Knative's KPA) and the replicas it runs.
+  static bool autoscaled(const SimWorkload& w);
+  int32_t bounded_replicas(const SimWorkload& w, int32_t n) const;
+  void set_replicas(std::size_t w, int32_t n);
+  std::vector<PodShape> wanted_pods(std::size_t w);
+  void resize(std::size_t w);
+  void stop_replica(std::size_t w, uint64_t pod);
+  void kpa_tick();
+  void kpa_step(std::size_t w);
+  // simulation_serving.cpp: a workload at zero (Knative's, or gpuaas's reclaim) and its wake.
   void enter_zero(std::size_t w, bool by_gpuaas);
   void leave_zero(std::size_t w);
   void hold_quota(SimWorkload& w, bool held);
@@ -191,6 +224,7 @@ class Simulation {
   std::map<std::string, int64_t> tenant_alloc_milli_, tenant_busy_milli_;
   std::vector<std::size_t> serving_;  // workloads that serve requests (per-service figures)
   bool autoscaler_ = false;
+  uint64_t quota_read_at_ = ~uint64_t{0};  // events published when explain was last read
 };
 
 }  // namespace gpuaas::sim

@@ -45,6 +45,9 @@ void Simulation::submit(std::size_t i) {
   spec.cpu_milli_per_pod = w.spec->cpu_milli_per_pod;
   spec.memory_bytes_per_pod = w.spec->memory_bytes_per_pod;
   spec.priority_class = w.spec->priority_class;
+  spec.max_replicas = w.spec->max_replicas;
+  spec.scale_metric = w.spec->scale_metric;
+  spec.scale_target = w.spec->scale_target;
   // As a user would write them: how long it runs (services: how long they are kept), and when
   // it must be done.
   if (!w.spec->hide_duration) {
@@ -54,13 +57,11 @@ void Simulation::submit(std::size_t i) {
         policy::format_duration(std::chrono::ceil<std::chrono::seconds>(hold));
   }
   if (w.deadline) spec.annotations["gpuaas.io/deadline"] = rfc3339(*w.deadline);
-  // gpuaas owns scale to zero in a serving replay: in Serverless mode the kserve plugin's
-  // SCALE_TO_ZERO would hand the service to Knative (minReplicas 0), which only the knative
-  // baseline plays.
-  if (options_.policy == Baseline::kGpuaas && scenario_.gpuaas_scale_to_zero &&
-      w.spec->kind == "InferenceService")
-    spec.annotations["serving.kserve.io/deploymentMode"] = "RawDeployment";
   w.object = w.kind->make_object(spec);
+  // Knative's own default is min-scale 0; KServe's minReplicas 1 keeps a pod. The knative
+  // baseline's services are written with 0, so that Knative takes them to zero.
+  if (options_.policy == Baseline::kKnative && autoscaled(w))
+    w.object["spec"]["predictor"]["minReplicas"] = 0;
   auto& meta = w.object["metadata"];
   meta["uid"] = "wl-" + spec.namespace_ + "-" + spec.name;
   meta["creationTimestamp"] = rfc3339(now_);
@@ -68,7 +69,13 @@ void Simulation::submit(std::size_t i) {
   meta["resourceVersion"] = "1";
   w.state = WorkloadState::kQueued;
   w.submitted = now_;
-  if (serves_requests(w)) w.unserved_since = now_;
+  if (latency_model(w)) {
+    const auto& a = *w.spec->arrivals_ms;
+    w.next_arrival = static_cast<std::size_t>(
+        std::lower_bound(a.begin(), a.end(), (now_ - scenario_.start).count()) - a.begin());
+  } else if (serves_requests(w)) {
+    w.unserved_since = now_;
+  }
   ++result_.workloads;
   ++result_.tenants[spec.namespace_].workloads;
   if (w.deadline) ++result_.deadlines;
@@ -91,7 +98,7 @@ void Simulation::reconcile(std::size_t i) {
   SimWorkload& w = workloads_[i];
   if (finished(w.state)) return;
   if (follow_reclaim(i)) return;  // gpuaas scaled it to zero or back
-  const std::vector<PodShape> want = w.kind->pods(w.object);
+  std::vector<PodShape> want = wanted_pods(i);
   int64_t wanted = 0;
   for (const auto& s : want) wanted += s.count;
   if (wanted == 0) {
@@ -104,12 +111,21 @@ void Simulation::reconcile(std::size_t i) {
         ++w.preemptions;
         ++result_.tenants[w.spec->namespace_].preemptions;
       }
-      if (serves_requests(w) && !w.unserved_since) w.unserved_since = now_;
+      if (serves_requests(w) && !latency_model(w) && !w.unserved_since) w.unserved_since = now_;
     }
     w.state = WorkloadState::kQueued;
     return;
   }
-  if (!w.pods.empty()) return;  // running as asked (the kinds do not resize in place here)
+  if (!w.pods.empty()) {
+    // Running: Knative follows a change of the bounds at once; the other kinds do not resize
+    // in place here.
+    if (autoscaled(w)) resize(i);
+    return;
+  }
+  if (autoscaled(w)) {
+    set_replicas(i, bounded_replicas(w, 1));
+    want = wanted_pods(i);
+  }
   create_pods(i, want);
   w.state = WorkloadState::kStarting;
 }
@@ -133,13 +149,20 @@ int64_t Simulation::create_pods(std::size_t i, const std::vector<PodShape>& want
       }
     }
   }
+  std::set<std::string> names;  // a replica scaled away leaves a gap: new pods take free names
+  for (uint64_t id : w.pods)
+    if (const SimPod* p = cluster_.pod(id)) names.insert(p->name);
   int64_t created = 0;
   for (const auto& shape : want) {
+    std::string set = shape.pod_set;
+    std::transform(set.begin(), set.end(), set.begin(), ::tolower);
+    int32_t next = 0;
     for (int32_t k = have[shape.pod_set]; k < shape.count; ++k) {
       SimPod p;
-      std::string set = shape.pod_set;
-      std::transform(set.begin(), set.end(), set.begin(), ::tolower);
-      p.name = w.instance.name + "-" + set + "-" + std::to_string(k);
+      do {
+        p.name = w.instance.name + "-" + set + "-" + std::to_string(next++);
+      } while (names.count(p.name));
+      names.insert(p.name);
       p.namespace_ = w.spec->namespace_;
       p.workload = i;
       p.pod_set = shape.pod_set;
@@ -176,6 +199,10 @@ void Simulation::bind_pending() {
     }
     w.gpu_milli_bound += p.gpu_milli;
     tenant_alloc_milli_[p.namespace_] += p.gpu_milli;
+    if (w.state == WorkloadState::kBusy) {  // a replica added to a busy service
+      busy_gpu_milli_ += p.gpu_milli;
+      tenant_busy_milli_[p.namespace_] += p.gpu_milli;
+    }
     publish_pod(id, Change::kModified);
     const std::size_t wi = p.workload;
     const uint64_t epoch = w.epoch;
@@ -190,6 +217,8 @@ void Simulation::pod_running(uint64_t id, std::size_t i, uint64_t epoch) {
   p->running = true;
   p->running_since = now_;
   publish_pod(id, Change::kModified);
+  // A replica added to a service that serves takes requests at once.
+  if (w.state == WorkloadState::kBusy || w.state == WorkloadState::kIdle) open_replica(i, id);
   for (uint64_t other : w.pods) {
     const SimPod* o = cluster_.pod(other);
     if (o == nullptr || !o->running) return;
@@ -207,13 +236,11 @@ void Simulation::all_pods_running(std::size_t i) {
     result_.queue_wait.samples.push_back(wait);
     tenant.queue_wait.samples.push_back(wait);
   }
-  if (w.spec->serving) {
-    // Every replica's slots free now; the requests that waited for them go first.
-    w.queue.open(static_cast<double>((now_ - scenario_.start).count()),
-                 w.spec->serving->slots * std::max<int>(1, static_cast<int>(w.pods.size())));
-  }
+  // Every replica's slots free now; the requests that waited for them go first.
+  for (uint64_t id : w.pods) open_replica(i, id);
   if (w.unserved_since) count_requests(i, now_, true);
-  if (serves_requests(w)) w.serving_since = now_;
+  if (serves_requests(w) && !latency_model(w)) w.serving_since = now_;
+  w.zero_wanted_since.reset();
   w.run_started = now_;
   w.state = WorkloadState::kBusy;
   busy_gpu_milli_ += w.gpu_milli_bound;
@@ -228,7 +255,6 @@ void Simulation::all_pods_running(std::size_t i) {
   } else {
     agenda_.at(now_ + w.spec->duration, [this, i, epoch] { busy_done(i, epoch); });
   }
-  serving_started(i);
 }
 
 void Simulation::busy_done(std::size_t i, uint64_t epoch) {
@@ -274,55 +300,12 @@ void Simulation::remove_workload(std::size_t i) {
     w.at_zero_since.reset();
   }
   if (w.unserved_since) count_requests(i, now_, false);
+  drop_waiting(i);
   w.activator = false;
   activated_.erase(i);
   stop_pods(i);
   w.state = WorkloadState::kDeleted;
   publish_workload(i, Change::kDeleted);
-}
-
-// Requests that arrive while the service runs: with the latency model, through its replicas'
-// slots; without, all answered in time.
-void Simulation::count_served(std::size_t i, Time now) {
-  SimWorkload& w = workloads_[i];
-  if (!w.serving_since) return;
-  if (w.spec->serving && w.spec->arrivals_ms) {
-    serve_requests(w, *w.serving_since, now);
-  } else {
-    const int64_t n = requests_between(w, *w.serving_since, now);
-    result_.requests += n;
-    result_.requests_within_objective += n;
-    auto& svc = result_.services[w.key];
-    svc.requests += n;
-    svc.within_objective += n;
-  }
-  w.serving_since.reset();
-}
-
-// The latency model (serving_queue.hpp): the requests that arrived in [from, to) take their
-// replicas' slots in order; one is within the objective when its time to first token is.
-void Simulation::serve_requests(SimWorkload& w, Time from, Time to) {
-  const auto& a = *w.spec->arrivals_ms;
-  const ServingSpeed& speed = *w.spec->serving;
-  const auto* sizes = w.spec->request_tokens.get();
-  const auto [first, last] = arrivals_between(a, from, to);
-  const double objective_ms = static_cast<double>(w.spec->latency_objective.count());
-  auto& svc = result_.services[w.key];
-  for (std::size_t idx = first; idx < last; ++idx) {
-    const RequestTokens t = sizes != nullptr && idx < sizes->size()
-                                ? (*sizes)[idx]
-                                : RequestTokens{speed.context_tokens, speed.generated_tokens};
-    const double prefill_ms = 1000.0 * t.context / speed.prefill_tokens_per_second;
-    const double hold_ms = prefill_ms + 1000.0 * t.generated / speed.output_tokens_per_second;
-    const double ttft = w.queue.serve(static_cast<double>(a[idx]), hold_ms, prefill_ms);
-    const bool within = ttft <= objective_ms;
-    ++result_.requests;
-    ++svc.requests;
-    result_.requests_within_objective += within ? 1 : 0;
-    svc.within_objective += within ? 1 : 0;
-    result_.ttft.samples.push_back(ttft / 1000);
-    svc.ttft.samples.push_back(ttft / 1000);
-  }
 }
 
 int64_t Simulation::stop_pods(std::size_t i, const std::vector<PodShape>& keep) {
@@ -345,6 +328,7 @@ int64_t Simulation::stop_pods(std::size_t i, const std::vector<PodShape>& keep) 
       if (!p->node.empty()) kept_bound += p->gpu_milli;
       continue;
     }
+    close_replica(i, id);
     stopped += p->gpu_milli;
     if (!p->node.empty()) tenant_alloc_milli_[p->namespace_] -= p->gpu_milli;
     publish_pod(id, Change::kDeleted);
@@ -355,58 +339,6 @@ int64_t Simulation::stop_pods(std::size_t i, const std::vector<PodShape>& keep) 
   w.gpu_milli_bound = kept_bound;
   ++w.epoch;
   return stopped;
-}
-
-// Requests that arrived in [from, to): from the trace's arrivals, else at the constant rate.
-// The indexes [first, last) of the trace's arrivals in [from, to).
-std::pair<std::size_t, std::size_t> Simulation::arrivals_between(const std::vector<int64_t>& a,
-                                                                 Time from, Time to) const {
-  const int64_t lo = (from - scenario_.start).count(), hi = (to - scenario_.start).count();
-  const auto first = std::lower_bound(a.begin(), a.end(), lo);
-  return {static_cast<std::size_t>(first - a.begin()),
-          static_cast<std::size_t>(std::lower_bound(first, a.end(), std::max(lo, hi)) - a.begin())};
-}
-
-int64_t Simulation::requests_between(const SimWorkload& w, Time from, Time to) const {
-  if (to <= from) return 0;
-  if (const auto& a = w.spec->arrivals_ms) {
-    const auto [first, last] = arrivals_between(*a, from, to);
-    return static_cast<int64_t>(last - first);
-  }
-  return static_cast<int64_t>(
-      std::llround(std::chrono::duration<double>(to - from).count() * w.spec->request_rate));
-}
-
-bool Simulation::serves_requests(const SimWorkload& w) {
-  return w.spec->request_rate > 0 || (w.spec->arrivals_ms && !w.spec->arrivals_ms->empty());
-}
-
-// Requests that arrive while the service does not serve wait for it, and meet the latency
-// objective only if that wait is short enough: those of the last `objective` before it serves.
-void Simulation::count_requests(std::size_t i, Time now, bool serving_now) {
-  SimWorkload& w = workloads_[i];
-  if (!w.unserved_since || !serves_requests(w)) return;
-  const Time from = *w.unserved_since;
-  if (w.spec->serving && w.spec->arrivals_ms) {
-    // They waited for the replicas: served from now on, first in line. Deleted instead: never.
-    if (serving_now) {
-      serve_requests(w, from, now);
-    } else {
-      const int64_t n = requests_between(w, from, now);
-      result_.requests += n;
-      result_.services[w.key].requests += n;
-    }
-    w.unserved_since.reset();
-    return;
-  }
-  const int64_t n = requests_between(w, from, now);
-  const int64_t within = requests_between(w, std::max(from, now - w.spec->latency_objective), now);
-  result_.requests += n;
-  result_.requests_within_objective += within;
-  auto& svc = result_.services[w.key];
-  svc.requests += n;
-  svc.within_objective += within;
-  w.unserved_since.reset();
 }
 
 void Simulation::record(const SimWorkload& w) {
@@ -440,10 +372,10 @@ void Simulation::finish_accounts() {
       ++result_.never_started;
       ++tenant.never_started;
     }
-    // A service, cluster or notebook still at work (or at zero, ready to wake) when the run ends
-    // served its whole span.
+    // A service, cluster or notebook still at work (or at zero, ready to wake, or waking) when
+    // the run ends served its whole span.
     if (!w.outcome && !w.kind->finishes() &&
-        (w.state == WorkloadState::kBusy || w.state == WorkloadState::kAtZero)) {
+        (w.state == WorkloadState::kBusy || w.state == WorkloadState::kAtZero || w.waking)) {
       w.outcome = true;
       ++result_.outcomes;
       ++tenant.outcomes;
@@ -464,7 +396,10 @@ void Simulation::finish_accounts() {
       w.unserved_since.reset();
     }
   }
-  for (std::size_t i = 0; i < workloads_.size(); ++i) count_served(i, end_);
+  for (std::size_t i = 0; i < workloads_.size(); ++i) {
+    count_served(i, end_);
+    finish_requests(i);
+  }
   for (auto& [ns, t] : result_.tenants) {
     // The tenant pays for the GPU-seconds it held at the run's price per Ready GPU-second; what
     // nobody held is the cluster's idle cost, not any tenant's.

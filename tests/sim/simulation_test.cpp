@@ -283,10 +283,11 @@ TEST(ServingBaselineTest, KnativeScalesToZeroAndWakesOnARequest) {
   ASSERT_EQ(kn.wake_latency.samples.size(), 1u);
   ASSERT_EQ(kn.queue_wait.samples.size(), 1u);
   // The first burst is over before the service first runs (its start-up): it goes to zero 90 s
-  // after it started, wakes at 1,800 s, and goes to zero again 90 s after it runs again.
+  // after it started (the waiting requests answered then), wakes at 1,800 s, and goes to zero
+  // again 90 s after it runs again. Knative decides on its 2 s ticks: each zero up to a tick late.
   const double first_start = kn.queue_wait.samples[0];
   const double woke = 1800.0 + kn.wake_latency.samples[0];
-  EXPECT_NEAR(kn.gpu_seconds_at_zero, (1800.0 - (first_start + 90)) + (3600.0 - (woke + 90)), 1.0);
+  EXPECT_NEAR(kn.gpu_seconds_at_zero, (1800.0 - (first_start + 90)) + (3600.0 - (woke + 90)), 4.0);
   EXPECT_DOUBLE_EQ(kn.idle_reserved_gpu_seconds, kn.gpu_seconds_at_zero);  // quota kept
   // The wake takes a start-up delay (2 min ± 20%); the second burst's requests meanwhile are cold.
   EXPECT_GE(kn.wake_latency.samples[0], 96.0);

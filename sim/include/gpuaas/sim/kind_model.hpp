@@ -28,6 +28,12 @@ struct WorkloadSpec {
   int64_t memory_bytes_per_pod = int64_t{16} << 30;
   std::string priority_class;                      // "": none (label kueue.x-k8s.io/priority-class)
   std::map<std::string, std::string> annotations;  // gpuaas.io/deadline, expected-duration, ...
+  // InferenceService: its autoscaler's bounds and metric (KServe's predictor fields). `pods` is
+  // minReplicas; max_replicas -1 is `pods` (a fixed size), 0 no bound; "" and 0 leave
+  // scaleMetric and scaleTarget out (Knative's defaults).
+  int32_t max_replicas = -1;
+  std::string scale_metric;
+  int32_t scale_target = 0;
 };
 
 // Pods the operator runs now for one pod set, all alike.

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuaas::sim {
@@ -40,6 +41,10 @@ struct ServiceFigures {
   double outcomes() const { return static_cast<double>(within_objective) * quality; }
   double allocated_gpu_seconds = 0;
   double cost = 0;  // its allocated GPU-seconds at the run's price per GPU-second
+  // KServe's autoscaler: the replicas it asked for each time that changed (seconds since the
+  // start, replicas; 0 at zero), and the most replicas ready at once (with the latency model).
+  std::vector<std::pair<double, int32_t>> replicas;
+  int64_t max_replicas = 0;
 };
 
 struct SeriesPoint {

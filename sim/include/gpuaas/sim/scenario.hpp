@@ -83,6 +83,11 @@ struct WorkloadTemplate {
   // The latency model: with it, a request is within the objective when its time to first token
   // is; without it, every request that arrives while the service runs is.
   std::optional<ServingSpeed> serving;
+  // InferenceService: its autoscaler (KServe's predictor fields; `pods` is minReplicas).
+  // max_replicas -1: `pods`, a fixed size; 0: no bound. "" / 0: Knative's default metric.
+  int32_t max_replicas = -1;
+  std::string scale_metric;
+  int32_t scale_target = 0;
   std::string at;  // FILE:LINE where it was written
 };
 
@@ -98,9 +103,8 @@ struct Scenario {
   Millis startup_delay{std::chrono::minutes(2)};  // from admission until every pod runs
   Millis tick_interval{std::chrono::seconds(30)};
   Millis metrics_interval{std::chrono::seconds(60)};
-  // Serving replays: in the gpuaas run gpuaas owns scale to zero. Its InferenceServices run in
-  // RawDeployment mode (in Serverless mode the plugin's SCALE_TO_ZERO hands them to Knative), and
-  // the built-in default policy adds an IdleReclaimPolicy for them (default_policy.hpp).
+  // Serving replays: the built-in default policy gives the gpuaas run an IdleReclaimPolicy for
+  // the InferenceServices (default_policy.hpp).
   bool gpuaas_scale_to_zero = false;
 };
 
