@@ -57,10 +57,21 @@ bool is_gpuaas(const YAML::Node& doc, const char* kind) {
 bool is_idle_reclaim(const YAML::Node& doc) {
   return is_gpuaas(doc, "IdleReclaimPolicy") || is_gpuaas(doc, "NodePool");
 }
+// Nor its replica bounds: a ServiceObjective's `scaling` (the objective itself only measures).
+bool has_scaling(const YAML::Node& doc) {
+  return is_gpuaas(doc, "ServiceObjective") && doc["spec"].IsMap() && doc["spec"]["scaling"];
+}
+YAML::Node without_scaling(YAML::Node doc) {
+  if (!has_scaling(doc)) return doc;
+  YAML::Node spec = doc["spec"];
+  spec.remove("scaling");
+  doc["spec"] = spec;
+  return doc;
+}
 
-// The serving baselines run the files as written but without gpuaas's idle reclaim: always-on
-// never scales to zero and under knative the simulator plays Knative's autoscaler instead. A file
-// with no IdleReclaimPolicy is passed on untouched (its FILE:LINE stay right).
+// The serving baselines run the files as written but without gpuaas's idle reclaim and replica
+// bounds: always-on never scales to zero and under knative the simulator plays Knative's scale
+// to zero instead. A file with neither is passed on untouched (its FILE:LINE stay right).
 Result<std::vector<PolicyText>> without_idle_reclaim(const std::vector<PolicyText>& policies) {
   std::vector<PolicyText> out;
   for (const auto& p : policies) {
@@ -70,14 +81,15 @@ Result<std::vector<PolicyText>> without_idle_reclaim(const std::vector<PolicyTex
     } catch (const YAML::Exception& e) {
       return Status::invalid(p.name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
     }
-    if (std::none_of(docs.begin(), docs.end(), is_idle_reclaim)) {
+    if (std::none_of(docs.begin(), docs.end(),
+                     [](const YAML::Node& d) { return is_idle_reclaim(d) || has_scaling(d); })) {
       out.push_back(p);
       continue;
     }
     YAML::Emitter e;
     for (const auto& d : docs)
-      if (!is_idle_reclaim(d)) e << YAML::BeginDoc << d;
-    out.push_back({p.name + " (without IdleReclaimPolicy)", e.c_str()});
+      if (!is_idle_reclaim(d)) e << YAML::BeginDoc << without_scaling(d);
+    out.push_back({p.name + " (without IdleReclaimPolicy and scaling)", e.c_str()});
   }
   return out;
 }
@@ -169,6 +181,7 @@ Result<std::vector<PolicyText>> policy_for(Baseline b, const std::vector<PolicyT
   for (auto& d : docs) {
     if (!d.IsMap()) continue;
     if (is_idle_reclaim(d)) continue;  // Kueue neither reclaims idle GPUs nor scales nodes
+    without_scaling(d);                // nor gpuaas's replica bounds
     if (b == Baseline::kStaticFifo && is_kueue(d, "Cohort")) continue;
     if (b == Baseline::kStaticFifo && is_kueue(d, "ClusterQueue")) {
       YAML::Node spec = d["spec"];

@@ -103,8 +103,8 @@ struct Scenario {
   Millis startup_delay{std::chrono::minutes(2)};  // from admission until every pod runs
   Millis tick_interval{std::chrono::seconds(30)};
   Millis metrics_interval{std::chrono::seconds(60)};
-  // Serving replays: the built-in default policy gives the gpuaas run an IdleReclaimPolicy for
-  // the InferenceServices (default_policy.hpp).
+  // Serving replays: the built-in default policy gives the gpuaas run an IdleReclaimPolicy and a
+  // ServiceObjective for the InferenceServices (default_policy.hpp).
   bool gpuaas_scale_to_zero = false;
 };
 
