@@ -9,8 +9,10 @@
 //
 // The autoscaler's bounds (set_scale) go on the predictor, the component that takes requests,
 // in the fields KServe reads: minReplicas and maxReplicas always; in Knative mode also
-// scaleMetric rps and scaleTarget, which Knative's autoscaler (KPA) follows between them. HPA
-// scales on CPU or memory only, so in Standard mode the target is left as the owner set it.
+// scaleMetric rps and scaleTarget, which Knative's autoscaler (KPA) follows between them, with the
+// revision's target utilisation at 100%: KPA aims at target x utilisation (70% by default, for rps
+// too), and the target gpuaas sends already keeps its headroom. HPA scales on CPU or memory only,
+// so in Standard mode the target is left as the owner set it.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -103,6 +105,8 @@ Patch set_scale(const plugin::Workload& w, const v1::ActionRequest& r, const Con
     predictor["scaleMetric"] = "rps";
     // KServe's scaleTarget is an integer: rounded down, so a replica is not given more.
     predictor["scaleTarget"] = std::max<int64_t>(1, static_cast<int64_t>(std::floor(b.target())));
+    // KServe copies the InferenceService's annotations to the Knative revision.
+    plugin::mutable_annotations(o)[kTargetUtilizationAnnotation] = "100";
   }
   return Patch::between(w, o, Guard::kResourceVersion);
 }

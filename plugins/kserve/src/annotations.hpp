@@ -11,6 +11,9 @@ namespace gpuaas::kserve {
 // "true" (any case, as KServe compares it) stops every component: KServe deletes their
 // Deployments or Knative Services and reports the Stopped condition; removing it starts them.
 inline constexpr const char* kStopAnnotation = "serving.kserve.io/stop";
+// Knative's per-revision target utilisation, in percent (its default 70 applies to rps too).
+inline constexpr const char* kTargetUtilizationAnnotation =
+    "autoscaling.knative.dev/target-utilization-percentage";
 
 // "/metadata/annotations/<key>" with the key escaped as RFC 6901 requires ('/' -> "~1").
 inline std::string annotation_pointer(std::string_view key) {

@@ -275,8 +275,15 @@ TEST(kserve_plugin_actions, SetScaleWritesKServesAutoscalingFields) {
     EXPECT_EQ(p["maxReplicas"], 8);
     EXPECT_EQ(p["scaleMetric"], "rps");
     EXPECT_EQ(p["scaleTarget"], 10);
-    // Only those four fields of the predictor changed.
+    // The target is the target: Knative's default 70% utilisation is not taken off it again.
+    EXPECT_EQ(
+        scaled["metadata"]["annotations"]["autoscaling.knative.dev/target-utilization-percentage"],
+        "100");
+    // Only those four fields of the predictor and that annotation changed.
     Json rest = scaled;
+    rest["metadata"]["annotations"].erase("autoscaling.knative.dev/target-utilization-percentage");
+    if (rest["metadata"]["annotations"].empty() && !original["metadata"].contains("annotations"))
+      rest["metadata"].erase("annotations");
     for (const char* f : {"minReplicas", "maxReplicas", "scaleMetric", "scaleTarget"}) {
       rest["spec"]["predictor"].erase(f);
       if (original["spec"]["predictor"].contains(f))
