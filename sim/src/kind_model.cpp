@@ -17,6 +17,11 @@ const std::array<const KindModel*, 6>& models() {
 
 }  // namespace
 
+std::map<std::string, std::string> KindModel::pod_labels(const nlohmann::json&,
+                                                         std::string_view) const {
+  return {};
+}
+
 bool scaled_to_zero(const nlohmann::json& object) {
   const nlohmann::json* a = kinds::find(object, "/metadata/annotations");
   return a != nullptr && a->is_object() && a->contains("gpuaas.io/scaled-from");

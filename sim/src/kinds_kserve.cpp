@@ -56,6 +56,15 @@ class InferenceServiceModel final : public KindModel {
 
   bool admitted(const json& o) const override { return !stopped(o); }
 
+  // KServe's labels on a component's pods (the kserve plugin finds the pods by the first).
+  std::map<std::string, std::string> pod_labels(const json& o,
+                                                std::string_view pod_set) const override {
+    const json* name = find(o, "/metadata/name");
+    return {{"serving.kserve.io/inferenceservice",
+             name != nullptr && name->is_string() ? name->get<std::string>() : ""},
+            {"component", std::string(pod_set)}};
+  }
+
   // Each component runs minReplicas pods (KServe's default 1). minReplicas 0 is scale to zero
   // (the plugin's SCALE_TO_ZERO in Knative mode): Knative removes idle pods and brings one back
   // on a request. The object says nothing of traffic, so this runs none; a simulator that plays

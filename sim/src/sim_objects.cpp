@@ -45,6 +45,8 @@ json pod_object(const SimPod& p, const json& owner, uint64_t resource_version) {
   if (!selector.empty()) spec["nodeSelector"] = selector;
   if (!p.node.empty()) spec["nodeName"] = p.node;
   const auto& meta = owner["metadata"];
+  json labels = {{"gpuaas.io/pod-set", p.pod_set}};
+  for (const auto& [k, v] : p.labels) labels[k] = v;
   json status = {{"phase", p.running ? "Running" : "Pending"}};
   status["conditions"] =
       json::array({{{"type", "PodScheduled"}, {"status", p.node.empty() ? "False" : "True"}},
@@ -58,7 +60,7 @@ json pod_object(const SimPod& p, const json& owner, uint64_t resource_version) {
             {"uid", "pod-" + p.namespace_ + "-" + p.name + "-" +
                         std::to_string(p.created.time_since_epoch().count())},
             {"resourceVersion", std::to_string(resource_version)},
-            {"labels", {{"gpuaas.io/pod-set", p.pod_set}}},
+            {"labels", labels},
             {"ownerReferences", json::array({{{"apiVersion", owner.value("apiVersion", "")},
                                               {"kind", owner.value("kind", "")},
                                               {"name", meta.value("name", "")},

@@ -170,6 +170,7 @@ int64_t Simulation::create_pods(std::size_t i, const std::vector<PodShape>& want
       p.cpu_milli = shape.cpu_milli;
       p.memory_bytes = shape.memory_bytes;
       p.node_selector = shape.node_selector;
+      p.labels = w.kind->pod_labels(w.object, shape.pod_set);
       p.created = now_;
       const uint64_t id = cluster_.add_pod(std::move(p));
       w.pods.push_back(id);

@@ -42,6 +42,7 @@ struct SimPod {
   std::string pod_set;
   int64_t gpu_milli = 0, cpu_milli = 0, memory_bytes = 0;
   std::map<std::string, std::string> node_selector;
+  std::map<std::string, std::string> labels;         // its operator's (KindModel::pod_labels)
   std::string node;                                  // "" while unbound
   std::vector<std::pair<int32_t, int32_t>> devices;  // (device, milli) taken
   bool running = false;

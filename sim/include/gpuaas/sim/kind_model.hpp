@@ -72,6 +72,10 @@ class KindModel {
   // std::invalid_argument. A Notebook has no failed state: kFailed writes a crash-looping
   // container, which the workbench plugin reads as PENDING (the pod still holds its GPU).
   virtual void set_phase(nlohmann::json& object, Phase phase) const = 0;
+  // Labels the operator puts on the pods of a pod set, where a kind's plugin finds its pods by
+  // them (KServe's serving.kserve.io/inferenceservice); none by default.
+  virtual std::map<std::string, std::string> pod_labels(const nlohmann::json& object,
+                                                        std::string_view pod_set) const;
 };
 
 // Whether gpuaas scaled the object to zero (its SCALE_TO_ZERO patch records what it changed in
