@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,13 +26,25 @@ KpaTarget kpa_target(const nlohmann::json& o) {
   double target = 0;
   if (auto it = p.find("scaleTarget"); it != p.end() && it->is_number() && it->get<double>() > 0)
     target = it->get<double>();
+  // The revision's own utilisation (KServe copies the InferenceService's annotations to it):
+  // a percentage above 0 and at most 100, else Knative's default.
+  double utilization = kpa::kTargetUtilization;
+  if (auto m = o.find("metadata"); m != o.end() && m->is_object()) {
+    if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+      auto u = a->find("autoscaling.knative.dev/target-utilization-percentage");
+      if (u != a->end() && u->is_string()) {
+        char* end = nullptr;
+        const double v = std::strtod(u->get_ref<const std::string&>().c_str(), &end);
+        if (end && *end == '\0' && v > 0 && v <= 100) utilization = v / 100;
+      }
+    }
+  }
   if (metric == "rps") {
     t.metric = KpaTarget::Metric::kRps;
-    t.per_pod = (target > 0 ? target : kpa::kRpsTargetDefault) * kpa::kTargetUtilization;
+    t.per_pod = (target > 0 ? target : kpa::kRpsTargetDefault) * utilization;
   } else {
     const bool concurrency = metric.empty() || metric == "concurrency";
-    t.per_pod = (concurrency && target > 0 ? target : kpa::kConcurrencyTargetDefault) *
-                kpa::kTargetUtilization;
+    t.per_pod = (concurrency && target > 0 ? target : kpa::kConcurrencyTargetDefault) * utilization;
   }
   // Knative's TargetMin.
   t.per_pod = std::max(0.01, t.per_pod);

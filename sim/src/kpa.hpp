@@ -26,7 +26,8 @@ inline constexpr double kConcurrencyTargetDefault = 100;
 inline constexpr double kRpsTargetDefault = 200;
 // container-concurrency-target-percentage 70 and TargetUtilization: the share of the target
 // aimed at. Knative applies it to rps targets too (ResolveMetricTarget), so KServe's
-// scaleTarget N of rps means 0.7 N per pod.
+// scaleTarget N of rps means 0.7 N per pod, unless the revision's
+// autoscaling.knative.dev/target-utilization-percentage says otherwise.
 inline constexpr double kTargetUtilization = 0.7;
 // panic-threshold-percentage 200: panic when the panic window wants twice the ready pods.
 inline constexpr double kPanicThreshold = 2.0;
