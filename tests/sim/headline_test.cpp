@@ -115,8 +115,8 @@ TEST(HeadlineTest, AzureTwoHundredServicesFewerColdStartsThanKnative) {
 // docs/simulator.md (Azure figures) and docs/idle-reclaim.md: the Azure LLM trace over 20
 // services, in outcome terms: GPU-seconds per request within objective, per policy. With 20
 // services the services are rarely idle long enough to go to zero before the trace ends; Knative's
-// defaults (70 in flight) keep one replica each, gpuaas's rps target sometimes two, for no
-// request more within objective (what misses is the first two minutes' start).
+// defaults (70 in flight) keep one replica each, gpuaas's rps target now and then two for the
+// busiest, for no request more within objective (what misses is the first two minutes' start).
 double gpu_seconds_per_request_within_objective(const RunResult& r) {
   double gpu_seconds = 0;
   for (const auto& [key, s] : r.services) gpu_seconds += s.allocated_gpu_seconds;
@@ -138,7 +138,7 @@ TEST(HeadlineTest, AzureTwentyServicesGpuSecondsPerRequestWithinObjective) {
   }
   EXPECT_NEAR(gpu_seconds_per_request_within_objective(on), 4.03, 0.03);
   EXPECT_NEAR(gpu_seconds_per_request_within_objective(knative), 3.80, 0.03);
-  EXPECT_NEAR(gpu_seconds_per_request_within_objective(gpuaas), 4.07, 0.03);
+  EXPECT_NEAR(gpu_seconds_per_request_within_objective(gpuaas), 3.94, 0.03);
   EXPECT_LT(gpu_seconds_per_request_within_objective(knative),
             gpu_seconds_per_request_within_objective(on));
 }
