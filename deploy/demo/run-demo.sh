@@ -3,7 +3,8 @@
 # nats-server on 127.0.0.1, gpuaasd on an example policy, a small GPU cluster
 # published as Kubernetes objects and a dcgm-exporter scrape, then what the daemon holds.
 # Then idle reclaim with a daemon of its own: a RayCluster goes to zero, its GPUs are lent and
-# taken back. Last, node scale-out ahead of bursts, simulated. Usage: deploy/demo/run-demo.sh [BUILD_DIR]; SKIP_DAY=1 skips the simulated day (it
+# taken back. Then node scale-out ahead of bursts, simulated; last, a service's replicas sized
+# from its capacity, simulated. Usage: deploy/demo/run-demo.sh [BUILD_DIR]; SKIP_DAY=1 skips the simulated day (it
 # takes minutes). Leaves nothing running; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -268,6 +269,34 @@ GPUAAS_SIM_LOG=info "$B/bin/gpuaas-sim" --scenario deploy/demo/scaleout/scenario
   >/dev/null 2>"$WORK/scaleout.log"
 grep -m 3 'NodePool h100: add' "$WORK/scaleout.log" | sed 's/^.*NodePool/  NodePool/'
 echo "(report: $CHART_DIR/gpuaas-demo-scaleout.json; docs/scale-out.md explains the rules)"
+
+# Part 5: serving from capacity (simulated). One InferenceService takes every request of the Azure
+# LLM conversation trace (an hour, 19,366 requests with their token counts). Under Knative's
+# defaults its replicas follow 70 requests in flight each; under gpuaas, gpuaasd sets KServe's
+# autoscaler to the rate one replica sustains at the objective (p95 TTFT 2 s), its floor from the
+# demand forecast and its ceiling from the quota (SET_SCALE, docs/capacity.md).
+TRACE=../shared/traces/AzureLLMInferenceTrace_conv.csv
+if [ -f "$TRACE" ]; then
+  step "Serving from capacity: gpuaas-sim --azure-llm $TRACE --services 1 --compare knative,gpuaas"
+  "$B/bin/gpuaas-sim" --azure-llm "$TRACE" --services 1 --seed 1 --compare knative,gpuaas \
+    --report "$CHART_DIR/gpuaas-demo-serving.json" | grep -E '^(scenario|requests in|GPU-s per|TTFT|most replicas|GPU-hours allocated)'
+  GPUAAS_SIM_LOG=info "$B/bin/gpuaas-sim" --azure-llm "$TRACE" --services 1 --seed 1 \
+    >/dev/null 2>"$WORK/serving.log"
+  echo "gpuaasd's first bounds for the service (its log):"
+  grep -m 2 'InferenceService llm/llm-0: replicas' "$WORK/serving.log" | sed 's/^.*InferenceService/  InferenceService/'
+  python3 - "$CHART_DIR/gpuaas-demo-serving.json" <<'PY'
+import json, sys
+runs = {r["policy"]: r["requests"] for r in json.load(open(sys.argv[1]))["runs"]}
+for p in ("knative", "gpuaas"):
+    q = runs[p]
+    print(f"{p:>8}: {q['within_objective']} of {q['total']} requests within objective "
+          f"({100 * q['within_objective'] / q['total']:.1f}%), cost per request within objective "
+          f"{q['cost_per_request_within_objective']:.6f}")
+PY
+  echo "(report: $CHART_DIR/gpuaas-demo-serving.json)"
+else
+  step "Serving from capacity: skipped ($TRACE is not here)"
+fi
 
 echo
 echo "demo done: the daemons held the clusters above; everything it started is stopped now."
