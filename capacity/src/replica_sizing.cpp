@@ -32,6 +32,11 @@ Sizing size_replicas(const SizingInput& in) {
   }
   const double headroom = std::clamp(in.headroom, 0.0, 0.9);
   s.scale_target = in.per_replica_rps * (1 - headroom);
+  if (in.whole_target) {
+    const double nearest = std::round(s.scale_target);
+    s.scale_target =
+        std::max(1.0, nearest <= in.per_replica_rps ? nearest : std::floor(s.scale_target));
+  }
   s.needed = static_cast<int>(std::ceil(in.forecast_rps / s.scale_target - 1e-9));
   why += ", " + num(in.per_replica_rps) + " req/s per replica" +
          (in.objective.empty() ? "" : " at " + in.objective) + ": target " + num(s.scale_target);
@@ -44,10 +49,15 @@ Sizing size_replicas(const SizingInput& in) {
     return s;
   }
   s.min_replicas = want;
-  // Above the need the autoscaler may still go, up to the quota: bursts inside a window.
-  s.max_replicas = cap < 0 ? std::max({1, want, s.needed * 2}) : std::max({1, want, cap});
+  // Above the need the autoscaler may still go, for a burst the forecast has not seen yet: up to
+  // four times the need and four more, never past the quota. A ceiling that moves with the need
+  // rather than with every change of the queue's free quota: at 200 services following the quota
+  // alone sent 16,360 patches an hour.
+  const int burst = 4 * std::max(want, s.needed) + 4;
+  const bool by_quota = cap >= 0 && cap <= burst;
+  s.max_replicas = std::max({1, want, by_quota ? cap : burst});
   s.why = why + (in.idle ? ", idle: min 0" : ", min " + std::to_string(want)) + ", max " +
-          std::to_string(s.max_replicas) + (cap >= 0 ? " by quota" : "");
+          std::to_string(s.max_replicas) + (by_quota ? " by quota" : " (burst room)");
   return s;
 }
 

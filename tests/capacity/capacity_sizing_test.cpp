@@ -89,6 +89,21 @@ TEST(ReplicaSizing, TheForecastOverTheTargetWithinTheQuota) {
             "min 5, max 8 by quota");
 }
 
+TEST(ReplicaSizing, AboveTheNeedBurstRoomWithinTheQuota) {
+  SizingInput in;
+  in.forecast_rps = 10;
+  in.per_replica_rps = 10;
+  in.headroom = 0;
+  in.max_by_quota = 100;  // far above the need: the ceiling is the burst room, 4 x 1 + 4
+  Sizing s = size_replicas(in);
+  EXPECT_EQ(s.max_replicas, 8);
+  EXPECT_NE(s.why.find("max 8 (burst room)"), std::string::npos) << s.why;
+  in.max_by_quota = 6;  // below it: the quota
+  EXPECT_EQ(size_replicas(in).max_replicas, 6);
+  in.max_by_quota = -1;  // no quota known: the burst room
+  EXPECT_EQ(size_replicas(in).max_replicas, 8);
+}
+
 TEST(ReplicaSizing, CappedWhenTheQuotaEnds) {
   SizingInput in;
   in.observed_rps = 34;
@@ -127,6 +142,20 @@ TEST(ReplicaSizing, IdleGoesToZeroAndNothingMeasuredLeavesTheAutoscaler) {
   s = size_replicas(zero);
   EXPECT_TRUE(s.capped);
   EXPECT_EQ(s.max_replicas, 0);
+}
+
+TEST(ReplicaSizing, AWholeTargetIsTheNearestNeverAboveTheSustainableRate) {
+  SizingInput in;
+  in.forecast_rps = 20;
+  in.whole_target = true;
+  in.per_replica_rps = 4.99;  // x 0.8 = 3.99: 4, not the 3 rounding down would give
+  EXPECT_DOUBLE_EQ(size_replicas(in).scale_target, 4);
+  EXPECT_EQ(size_replicas(in).needed, 5);
+  in.headroom = 0;
+  in.per_replica_rps = 3.6;  // the nearest, 4, is above what a replica sustains: 3
+  EXPECT_DOUBLE_EQ(size_replicas(in).scale_target, 3);
+  in.per_replica_rps = 0.3;  // never below 1 (KServe's scaleTarget is at least 1)
+  EXPECT_DOUBLE_EQ(size_replicas(in).scale_target, 1);
 }
 
 }  // namespace

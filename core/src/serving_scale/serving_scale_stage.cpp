@@ -38,10 +38,13 @@ std::string objective_text(const policy::ServiceObjective& o) {
   return t;
 }
 
-// Bounds worth a patch: another min or max, or a target off by more than a tenth (KServe rounds
-// it down to an integer anyway; small wobbles of the forecast would only churn the revision).
+// Bounds worth a patch (`a` new, `b` in force): another minimum, a lower maximum (the quota is
+// smaller now: the autoscaler must not go past it), a higher one by a quarter or more (the
+// queue's free quota moves with every admission; following each small rise would roll the
+// revision for nothing), or a target off by more than a tenth.
 bool differs(const gpuaas::capacity::Sizing& a, const gpuaas::capacity::Sizing& b) {
-  if (a.min_replicas != b.min_replicas || a.max_replicas != b.max_replicas) return true;
+  if (a.min_replicas != b.min_replicas || a.max_replicas < b.max_replicas) return true;
+  if (a.max_replicas >= b.max_replicas + std::max(2, (b.max_replicas + 3) / 4)) return true;
   if ((a.scale_target > 0) != (b.scale_target > 0)) return true;
   return b.scale_target > 0 && std::abs(a.scale_target - b.scale_target) > 0.1 * b.scale_target;
 }
@@ -194,6 +197,7 @@ void ServingScaleStage::size(const std::string& key, const KubeObject& obj, Serv
     if (k.bound != "none" && k.sustainable_rps > 0) in.per_replica_rps = k.sustainable_rps;
   }
   in.headroom = o.scaling->headroom;
+  in.whole_target = true;
   in.max_by_quota = room ? static_cast<int>(std::min<int64_t>(room->max_replicas, 1 << 20)) : -1;
   in.objective = objective_text(o);
   gpuaas::capacity::Sizing s = gpuaas::capacity::size_replicas(in);
