@@ -30,6 +30,16 @@ inline nlohmann::json batch_job(const std::string& name, int gpus, bool suspend)
              {{"spec", {{"restartPolicy", "Never"}, {"containers", json::array({container})}}}}}}}};
 }
 
+// The metadata of a team-a object created in its queue "main", with `annotations`.
+inline nlohmann::json queued_meta(const std::string& name, nlohmann::json annotations) {
+  return {{"name", name},
+          {"namespace", "team-a"},
+          {"uid", "uid-" + name},
+          {"resourceVersion", "1"},
+          {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
+          {"annotations", std::move(annotations)}};
+}
+
 // A Kubeflow Notebook of team-a with one GPU, in no queue.
 inline nlohmann::json notebook(const std::string& name) {
   using nlohmann::json;
@@ -51,13 +61,7 @@ inline nlohmann::json gated_notebook(const std::string& name) {
       {"name", name}, {"image", "jupyter/scipy-notebook"}, {"resources", {{"limits", limits}}}};
   return {{"apiVersion", "kubeflow.org/v1"},
           {"kind", "Notebook"},
-          {"metadata",
-           {{"name", name},
-            {"namespace", "team-a"},
-            {"uid", "uid-" + name},
-            {"resourceVersion", "1"},
-            {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
-            {"annotations", {{"kubeflow-resource-stopped", "2026-01-01T00:00:00Z"}}}}},
+          {"metadata", queued_meta(name, {{"kubeflow-resource-stopped", "2026-01-01T00:00:00Z"}})},
           {"spec", {{"template", {{"spec", {{"containers", json::array({container})}}}}}}}};
 }
 
@@ -66,25 +70,18 @@ inline nlohmann::json gated_notebook(const std::string& name) {
 inline nlohmann::json inference_service(const std::string& name) {
   using nlohmann::json;
   const json limits = {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", "1"}};
-  return {
-      {"apiVersion", "serving.kserve.io/v1beta1"},
-      {"kind", "InferenceService"},
-      {"metadata",
-       {{"name", name},
-        {"namespace", "team-a"},
-        {"uid", "uid-" + name},
-        {"resourceVersion", "1"},
-        {"labels", {{"kueue.x-k8s.io/queue-name", "main"}}},
-        {"annotations",
-         {{"serving.kserve.io/stop", "true"}, {"serving.kserve.io/deploymentMode", "Knative"}}}}},
-      {"spec",
-       {{"predictor",
-         {{"minReplicas", 1},
-          {"maxReplicas", 1},
-          {"model",
-           {{"modelFormat", {{"name", "huggingface"}}},
-            {"storageUri", "hf://example/chat"},
-            {"resources", {{"limits", limits}, {"requests", limits}}}}}}}}}};
+  return {{"apiVersion", "serving.kserve.io/v1beta1"},
+          {"kind", "InferenceService"},
+          {"metadata", queued_meta(name, {{"serving.kserve.io/stop", "true"},
+                                          {"serving.kserve.io/deploymentMode", "Knative"}})},
+          {"spec",
+           {{"predictor",
+             {{"minReplicas", 1},
+              {"maxReplicas", 1},
+              {"model",
+               {{"modelFormat", {{"name", "huggingface"}}},
+                {"storageUri", "hf://example/chat"},
+                {"resources", {{"limits", limits}, {"requests", limits}}}}}}}}}};
 }
 
 // A replica as Knative runs it: owned by a ReplicaSet the model does not hold, found by KServe's
