@@ -70,7 +70,7 @@ PassResult pass(Scene& s, core::ScaleOutStage& stage, core::DecisionSink& sink, 
   sink.begin("bench/" + std::to_string((now - kT0) / kScan), now, &s.model);
   const std::set<std::string> waking;
   const auto t = Clock::now();
-  auto out = stage.pass(s.model, *s.engine, waking, sink);
+  auto out = stage.pass(s.model, *s.engine, waking, {}, sink);
   PassResult r;
   r.ms = ms(Clock::now() - t);
   r.actions = sink.take().size();
