@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "gpuaas/telemetry/counter.hpp"
 #include "gpuaas/telemetry/family.hpp"
@@ -103,7 +104,7 @@ void ServingScaleStage::object_changed(const std::string& key, const KubeObject&
 
 void ServingScaleStage::forget(const std::string& key) {
   candidates_.erase(key);
-  services_.erase(key);
+  drop(key);
 }
 
 void ServingScaleStage::served(const std::vector<Served>& steps) {
@@ -119,17 +120,24 @@ void ServingScaleStage::pass(const ClusterModel& model, const CapacityStage& cap
   const wire::EventTime now = model.now();
   for (auto it = candidates_.begin(); it != candidates_.end();) {
     const std::string& key = *it;
+    // Runs after every event: a service not due costs one lookup, nothing more.
+    if (auto s = services_.find(key);
+        s != services_.end() && s->second.due && now < *s->second.due) {
+      ++it;
+      continue;
+    }
     const KubeObject* obj = model.object(key);
     const policy::ServiceObjective* o =
         obj ? objective_for(*obj, engine.cluster_queue_of(key)) : nullptr;
     if (!obj || !o || !o->scaling) {
-      services_.erase(key);
+      drop(key);
       it = obj ? std::next(it) : candidates_.erase(it);
       continue;
     }
     Service& svc = services_[key];
+    svc.namespace_ = obj->meta.namespace_;
+    svc.name = obj->meta.name;
     ++it;
-    if (svc.due && now < *svc.due) continue;
     svc.due = now + o->scaling->interval;
     // The demand since the last observation: requests over event time.
     if (svc.observed_at && now > *svc.observed_at) {
@@ -145,27 +153,52 @@ void ServingScaleStage::pass(const ClusterModel& model, const CapacityStage& cap
       svc.sent.reset();
       svc.recent_mins.clear();
       svc.wanting.reset();
-      continue;
+    } else {
+      size(key, *obj, svc, *o, model, capacity, engine, sink);
     }
-    size(key, *obj, svc, *o, model, capacity, engine, sink);
+    show(svc);
   }
+}
+
+namespace {
+
+telemetry::Labels labels_of(const ServingScaleStage::Service& svc, const char* k, const char* v) {
+  return {{"namespace", svc.namespace_}, {"service", svc.name}, {k, v}};
+}
+
+constexpr std::pair<const char*, const char*> kForecastSeries[] = {{"horizon", "now"},
+                                                                   {"horizon", "forecast"}};
+constexpr std::pair<const char*, const char*> kBoundSeries[] = {
+    {"bound", "min"}, {"bound", "max"}, {"bound", "target"}};
+
+}  // namespace
+
+// A service's series, set when it is looked at (not after every event).
+void ServingScaleStage::show(const Service& svc) {
   if (!metrics_) return;
-  for (const auto& [key, svc] : services_) {
-    const KubeObject* obj = model.object(key);
-    if (!obj) continue;
-    const telemetry::Labels id = {{"namespace", obj->meta.namespace_}, {"service", obj->meta.name}};
-    auto with = [&id](const char* k, const char* v) {
-      telemetry::Labels l = id;
-      l[k] = v;
-      return l;
-    };
-    metrics_->forecast->Add(with("horizon", "now")).Set(svc.rate);
-    metrics_->forecast->Add(with("horizon", "forecast")).Set(svc.sizing.forecast_rps);
-    if (!svc.sent) continue;
-    metrics_->bounds->Add(with("bound", "min")).Set(svc.sent->min_replicas);
-    metrics_->bounds->Add(with("bound", "max")).Set(svc.sent->max_replicas);
-    metrics_->bounds->Add(with("bound", "target")).Set(svc.sent->scale_target);
+  metrics_->forecast->Add(labels_of(svc, "horizon", "now")).Set(svc.rate);
+  metrics_->forecast->Add(labels_of(svc, "horizon", "forecast")).Set(svc.sizing.forecast_rps);
+  if (!svc.sent) return;
+  metrics_->bounds->Add(labels_of(svc, "bound", "min")).Set(svc.sent->min_replicas);
+  metrics_->bounds->Add(labels_of(svc, "bound", "max")).Set(svc.sent->max_replicas);
+  metrics_->bounds->Add(labels_of(svc, "bound", "target")).Set(svc.sent->scale_target);
+}
+
+// A service no longer sized: its state and its series go.
+void ServingScaleStage::drop(const std::string& key) {
+  auto it = services_.find(key);
+  if (it == services_.end()) return;
+  if (metrics_) {
+    using Series = std::span<const std::pair<const char*, const char*>>;
+    for (const auto& [family, series] : {std::pair{metrics_->forecast, Series(kForecastSeries)},
+                                         std::pair{metrics_->bounds, Series(kBoundSeries)}}) {
+      for (const auto& [k, v] : series) {
+        const auto l = labels_of(it->second, k, v);
+        if (family->Has(l)) family->Remove(&family->Add(l));
+      }
+    }
   }
+  services_.erase(it);
 }
 
 void ServingScaleStage::size(const std::string& key, const KubeObject& obj, Service& svc,

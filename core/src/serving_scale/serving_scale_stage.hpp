@@ -56,6 +56,7 @@ class ServingScaleStage {
   std::string explain_json(const std::string& workload) const;
 
   struct Service {
+    std::string namespace_, name;  // for its series
     gpuaas::capacity::DemandForecast forecast;
     double requests = 0;  // since the last observation
     std::optional<wire::EventTime> observed_at, due;
@@ -72,6 +73,8 @@ class ServingScaleStage {
   const Service* service(const std::string& key) const;
 
  private:
+  void show(const Service& svc);
+  void drop(const std::string& key);
   const policy::ServiceObjective* objective_for(const KubeObject& obj,
                                                 const std::string& cluster_queue) const;
   void size(const std::string& key, const KubeObject& obj, Service& svc,

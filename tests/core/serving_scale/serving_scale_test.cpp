@@ -135,6 +135,11 @@ TEST(ServingScaleTest, ReplicasFollowADemandRampWithinQuota) {
   chat.serve(5, 600);
   chat.follow_patch();
   EXPECT_EQ(chat.predictor()["minReplicas"], 1);
+  // Deleted: its series go with it.
+  h.publish(sim::Change::kDeleted, chat.object());
+  EXPECT_EQ(h.metric("gpuaas_service_replica_bounds{bound=\"min\",namespace=\"team-a\","
+                     "service=\"chat\"}"),
+            -1);
 }
 
 TEST(ServingScaleTest, TheQuotaCapsReplicasAndTheReasonSaysSo) {
